@@ -1,0 +1,33 @@
+// Naive all-reduce: every rank sends its whole buffer to rank 0, which reduces in rank
+// order and sends the result back to everyone. R = world size, S = bytes.
+// Cost: 2(R-1) messages through rank 0, which sends and receives (R-1)*S bytes: simple,
+// and the root's link is the bottleneck — the baseline the other algorithms improve on.
+#include <vector>
+
+#include "core/comm/collectives.h"
+
+namespace dsgd {
+
+void all_reduce_naive(Communicator& comm, std::span<float> data, ReduceOp op) {
+  const int n = comm.size();
+  const int tag = collective_tag::kAllReduceNaive;
+  if (comm.rank() != 0) {
+    comm.send(data, 0, tag);
+    comm.recv(data, 0, tag);
+    return;
+  }
+  std::vector<float> incoming(data.size());
+  for (int src = 1; src < n; ++src) {  // rank order: the same sum on every run
+    comm.recv(incoming, src, tag);
+    reduce_into(data, incoming, op);
+  }
+  finish_reduce(data, op, n);
+  std::vector<Request> sends;
+  sends.reserve(n - 1);
+  for (int dst = 1; dst < n; ++dst)
+    sends.push_back(comm.isend(data, dst, tag));
+  for (Request& s : sends)
+    s.wait();
+}
+
+}  // namespace dsgd

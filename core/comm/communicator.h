@@ -1,0 +1,112 @@
+// Communicator: the point-to-point interface every backend implements (simulated sockets,
+// MPI). Names follow torch.distributed: rank, size, send, recv, isend, irecv, wait.
+// Collectives are not members: they are free functions written once over these calls
+// (core/comm/collectives.h). Nothing here knows which backend it runs on.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "core/comm/reduce_op.h"
+#include "core/events.h"
+
+namespace dsgd {
+
+using Clock = std::chrono::steady_clock;
+
+inline constexpr int kAnySource = -1;
+// Tags at or above this value are reserved for dsgd's collectives; user tags stay below.
+inline constexpr int kCollectiveTagBase = 1 << 30;
+
+// What a completed receive got: the actual source and tag, and how many floats.
+struct Status {
+  int source = -1;
+  int tag = 0;
+  size_t count = 0;
+};
+
+// A point in time by which a blocking call must complete. A default-constructed Deadline
+// means "the communicator's timeout from now".
+struct Deadline {
+  std::optional<Clock::time_point> at;
+  static Deadline after(std::chrono::milliseconds d) { return {Clock::now() + d}; }
+};
+
+// Backend-side state of one non-blocking operation.
+class RequestImpl {
+ public:
+  virtual ~RequestImpl() = default;
+  // Blocks until the operation completes or `deadline` passes (TimeoutError), or the peer
+  // is lost (CommError). Calling it again after completion returns the same Status.
+  virtual Status wait_until(Clock::time_point deadline) = 0;
+  // Non-blocking: true (and *status filled) once complete; throws on failure.
+  virtual bool test(Status* status) = 0;
+};
+
+// Handle to a non-blocking send or receive, like torch.distributed's Work. The buffer
+// passed to isend/irecv must stay alive and untouched until wait() or test() says done.
+class Request {
+ public:
+  Request() = default;
+  Request(std::shared_ptr<RequestImpl> impl, std::chrono::milliseconds timeout)
+      : impl_(std::move(impl)), timeout_(timeout) {}
+  bool valid() const { return impl_ != nullptr; }
+  Status wait(Deadline deadline = {});
+  bool test(Status* status = nullptr);
+
+ private:
+  std::shared_ptr<RequestImpl> impl_;
+  std::chrono::milliseconds timeout_{0};
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const char* backend() const = 0;  // "sim", "mpi"
+
+  // Non-blocking point-to-point. Messages between the same pair with the same tag arrive
+  // in the order they were sent. irecv's buffer size must equal the message size:
+  // a mismatch is an error naming both sizes, never a silent truncation.
+  Request isend(std::span<const float> data, int dst, int tag = 0);
+  Request irecv(std::span<float> data, int src = kAnySource, int tag = 0);
+
+  // Blocking forms: isend/irecv followed by wait.
+  void send(std::span<const float> data, int dst, int tag = 0, Deadline deadline = {});
+  Status recv(std::span<float> data, int src = kAnySource, int tag = 0, Deadline deadline = {});
+  Status wait(Request& request, Deadline deadline = {}) { return request.wait(deadline); }
+  bool test(Request& request, Status* status = nullptr) { return request.test(status); }
+
+  // The deadline every blocking call gets when none is given.
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+
+  // Observers of this rank's events (may be null).
+  void set_events(EventSink* sink) { events_ = sink; }
+  EventSink* events() const { return events_; }
+  void emit(Event event) const;
+  // Seconds since the run's common epoch (steady clock), and the model time (seconds of
+  // simulated network time; -1 where the backend has no model).
+  double wall_s() const;
+  virtual double model_s() const { return -1.0; }
+  void set_epoch(Clock::time_point epoch) { epoch_ = epoch; }
+
+  // A backend with its own all-reduce (MPI_Allreduce) does it here and returns true;
+  // Algorithm::native falls back to dsgd's ring where this returns false.
+  virtual bool all_reduce_native(std::span<float> data, ReduceOp op) { return false; }
+
+ protected:
+  virtual Request do_isend(std::span<const float> data, int dst, int tag) = 0;
+  virtual Request do_irecv(std::span<float> data, int src, int tag) = 0;
+
+ private:
+  std::chrono::milliseconds timeout_{30000};
+  EventSink* events_ = nullptr;
+  Clock::time_point epoch_ = Clock::now();
+};
+
+}  // namespace dsgd

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dsgd builds and tests with, only those missing.
+#   scripts/setup.sh            core build + everything the test suite uses
+#   scripts/setup.sh --bench    also the packages the benchmarks compare against
+#   scripts/setup.sh --core     only what the core build needs
+# Needs root (or sudo) for apt-get; does nothing when all packages are present.
+set -euo pipefail
+
+core=(build-essential cmake ninja-build pkg-config git
+      libboost-dev zlib1g-dev libopenblas-dev libzip-dev
+      libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev catch2
+      dataset-fashion-mnist)
+tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
+       libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei)
+bench=(python3-torch)
+
+want=("${core[@]}")
+case "${1:-}" in
+  --core) ;;
+  --bench) want+=("${tests[@]}" "${bench[@]}") ;;
+  "" ) want+=("${tests[@]}") ;;
+  *) echo "setup.sh: unknown option '$1' (use --core, --bench or nothing)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#want[@]} packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: installed ${#missing[@]} packages"

@@ -1,0 +1,225 @@
+// The simulated transport: point-to-point over real sockets, ordering, sizes, deadlines,
+// failure propagation and the link model's timing (wall time only as a bound).
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <numeric>
+#include <vector>
+
+#include "core/comm/collectives.h"
+#include "core/errors.h"
+#include "sim/cluster.h"
+#include "sim/frame.h"
+#include "sim/link_model.h"
+
+using namespace dsgd;
+using namespace std::chrono_literals;
+
+TEST_CASE("classic first program: rank 0 sends [1, -1] to rank 1", "[sim]") {
+  std::vector<float> got(2, 0.0f);
+  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
+    if (comm.rank() == 0) {
+      std::vector<float> t{1.0f, -1.0f};
+      comm.send(t, 1);
+    } else {
+      std::vector<float> t(2, 0.0f);
+      Status s = comm.recv(t, 0);
+      CHECK(s.source == 0);
+      CHECK(s.count == 2);
+      got = t;
+    }
+  });
+  CHECK(got == std::vector<float>{1.0f, -1.0f});
+}
+
+TEST_CASE("messages with one tag between one pair arrive in order, large and small", "[sim]") {
+  const int kMessages = 50;
+  std::vector<float> firsts;
+  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
+    if (comm.rank() == 0) {
+      std::vector<std::vector<float>> bufs;
+      std::vector<Request> reqs;
+      for (int i = 0; i < kMessages; ++i) {
+        // Alternate eager (small) and zero-copy (large) sends.
+        bufs.emplace_back(i % 2 ? 100000 : 3, static_cast<float>(i));
+      }
+      for (int i = 0; i < kMessages; ++i)
+        reqs.push_back(comm.isend(bufs[i], 1, 7));
+      for (auto& r : reqs)
+        r.wait();
+    } else {
+      for (int i = 0; i < kMessages; ++i) {
+        std::vector<float> b(i % 2 ? 100000 : 3);
+        comm.recv(b, 0, 7);
+        firsts.push_back(b.front());
+        REQUIRE(b.back() == static_cast<float>(i));
+      }
+    }
+  });
+  REQUIRE(firsts.size() == kMessages);
+  for (int i = 0; i < kMessages; ++i)
+    CHECK(firsts[i] == static_cast<float>(i));
+}
+
+TEST_CASE("recv from any source returns the source; tags select messages", "[sim]") {
+  std::vector<int> sources;
+  sim::run_cluster({.nodes = 4}, [&](Communicator& comm) {
+    if (comm.rank() != 0) {
+      std::vector<float> v{static_cast<float>(comm.rank())};
+      comm.send(v, 0, /*tag=*/comm.rank() == 3 ? 9 : 5);
+      return;
+    }
+    std::vector<float> v(1);
+    Status s = comm.recv(v, kAnySource, 9);  // only rank 3 uses tag 9
+    CHECK(s.source == 3);
+    CHECK(v[0] == 3.0f);
+    for (int i = 0; i < 2; ++i) {
+      s = comm.recv(v, kAnySource, 5);
+      CHECK(static_cast<float>(s.source) == v[0]);
+      sources.push_back(s.source);
+    }
+  });
+  std::sort(sources.begin(), sources.end());
+  CHECK(sources == std::vector<int>{1, 2});
+}
+
+TEST_CASE("a receive buffer of the wrong size is an error naming both sizes", "[sim]") {
+  REQUIRE_THROWS_WITH(sim::run_cluster({.nodes = 2},
+                                       [](Communicator& comm) {
+                                         if (comm.rank() == 0) {
+                                           std::vector<float> v(5);
+                                           comm.send(v, 1);
+                                         } else {
+                                           std::vector<float> v(3);
+                                           comm.recv(v, 0);
+                                         }
+                                       }),
+                      Catch::Contains("holds 3 floats") && Catch::Contains("has 5 floats"));
+}
+
+TEST_CASE("two isends in flight, waited in reverse order, do not deadlock", "[sim]") {
+  sim::run_cluster({.nodes = 2}, [](Communicator& comm) {
+    const int other = 1 - comm.rank();
+    std::vector<float> a(200000, 1.0f), b(5, 2.0f), ra(200000), rb(5);
+    Request s1 = comm.isend(a, other, 1);
+    Request s2 = comm.isend(b, other, 2);
+    Request r2 = comm.irecv(rb, other, 2);
+    Request r1 = comm.irecv(ra, other, 1);
+    s2.wait();
+    s1.wait();
+    r1.wait();
+    r2.wait();
+    REQUIRE(ra[123] == 1.0f);
+    REQUIRE(rb[4] == 2.0f);
+  });
+}
+
+TEST_CASE("a receive that nobody answers fails at its deadline", "[sim][timeout]") {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    sim::run_cluster({.nodes = 2, .timeout = 300ms}, [](Communicator& comm) {
+      if (comm.rank() == 1) {
+        std::vector<float> v(1);
+        comm.recv(v, 0, 3);  // rank 0 never sends
+      }
+    });
+    FAIL("expected a TimeoutError");
+  } catch (const TimeoutError& e) {
+    CHECK(e.peer() == 0);
+    CHECK_THAT(e.what(), Catch::Contains("rank 1: recv from rank 0 (tag 3)"));
+    CHECK(e.exit_code() == kExitComm);
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(elapsed >= 0.29);
+  CHECK(elapsed < 5.0);
+}
+
+TEST_CASE("the first failure stops the other nodes and is rethrown", "[sim]") {
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE_THROWS_WITH(sim::run_cluster({.nodes = 4, .timeout = 20s},
+                                       [](Communicator& comm) {
+                                         if (comm.rank() == 2) throw DataError("boom on rank 2");
+                                         std::vector<float> v(4);
+                                         comm.recv(v, 2);  // would wait 20 s without the abort
+                                       }),
+                      "boom on rank 2");
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+}
+
+TEST_CASE("node counts outside 1..256 are refused", "[sim]") {
+  auto noop = [](Communicator&) {};
+  CHECK_THROWS_AS(sim::run_cluster({.nodes = 0}, noop), UsageError);
+  CHECK_THROWS_AS(sim::run_cluster({.nodes = 100000}, noop), UsageError);
+}
+
+TEST_CASE("latency and bandwidth delay messages as the link model says", "[sim][link]") {
+  // 5 ms latency, 8 Mbit/s: a 100 000-byte message occupies the link for 0.1 s.
+  sim::ClusterOptions options{.nodes = 2};
+  options.node.link = {.latency_s = 0.005, .bandwidth_Bps = 1e6};
+  double small_s = 0, large_s = 0;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> small(1), large(25000);
+    for (auto* buf : {&small, &large}) {
+      barrier(comm);
+      const auto t0 = std::chrono::steady_clock::now();
+      if (comm.rank() == 0) {
+        comm.send(*buf, 1);
+        comm.recv(*buf, 1);  // ping-pong: two one-way trips
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        (buf == &small ? small_s : large_s) = s;
+      } else {
+        comm.recv(*buf, 0);
+        comm.send(*buf, 0);
+      }
+    }
+  });
+  // Model: small = 2 * (5 ms + 4 us), large = 2 * (5 ms + 100 ms). Wall time only bounds.
+  CHECK(small_s >= 0.0099);
+  CHECK(small_s < 0.0099 * 3);
+  CHECK(large_s >= 0.209);
+  CHECK(large_s < 0.21 * 1.5);
+}
+
+TEST_CASE("durations and bandwidths parse with units, and bad ones are refused", "[sim][units]") {
+  CHECK(sim::parse_duration_s("2ms", "--latency") == Approx(0.002));
+  CHECK(sim::parse_duration_s("150us", "--latency") == Approx(150e-6));
+  CHECK(sim::parse_duration_s("0", "--latency") == 0.0);
+  CHECK(sim::parse_bandwidth_Bps("1Gbit", "--bandwidth") == Approx(125e6));
+  CHECK(sim::parse_bandwidth_Bps("100Mbit/s", "--bandwidth") == Approx(12.5e6));
+  CHECK(sim::parse_bandwidth_Bps("10MB/s", "--bandwidth") == Approx(10e6));
+  CHECK(sim::parse_bandwidth_Bps("1GiB/s", "--bandwidth") == Approx(1073741824.0));
+  CHECK(sim::parse_bandwidth_Bps("0", "--bandwidth") == 0.0);
+  for (const char* bad : {"2", "ms", "2 parsecs", "-1ms", "nan", "", "5h"})
+    CHECK_THROWS_AS(sim::parse_duration_s(bad, "--latency"), UsageError);
+  for (const char* bad : {"100", "fast", "-5Mbit", "1Gbyte", "0Mbit"})
+    CHECK_THROWS_AS(sim::parse_bandwidth_Bps(bad, "--bandwidth"), UsageError);
+  CHECK_THROWS_WITH(sim::parse_bandwidth_Bps("fast", "--bandwidth"),
+                    Catch::Contains("--bandwidth 'fast'") && Catch::Contains("1Gbit"));
+}
+
+TEST_CASE("frame headers round-trip and bad ones are rejected before allocation", "[sim][frame]") {
+  sim::FrameHeader h{.kind = sim::FrameKind::data,
+                     .source = 3,
+                     .tag = 17,
+                     .seq = 99,
+                     .deliver_at_ns = 123456789,
+                     .length = 4096};
+  std::string why;
+  auto back = sim::decode_header(sim::encode_header(h), &why);
+  REQUIRE(back);
+  CHECK(back->source == 3);
+  CHECK(back->tag == 17);
+  CHECK(back->seq == 99);
+  CHECK(back->deliver_at_ns == 123456789);
+  CHECK(back->length == 4096);
+  auto bytes = sim::encode_header(h);
+  bytes[0] ^= 0xff;
+  CHECK_FALSE(sim::decode_header(bytes, &why));
+  CHECK_THAT(why, Catch::Contains("magic"));
+  h.length = sim::kMaxFrameBytes + 4;
+  CHECK_FALSE(sim::decode_header(sim::encode_header(h), &why));
+  h.length = 6;  // not whole floats
+  CHECK_FALSE(sim::decode_header(sim::encode_header(h), &why));
+}
