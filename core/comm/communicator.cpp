@@ -22,6 +22,7 @@ Request Communicator::isend(std::span<const float> data, int dst, int tag) {
     throw UsageError(fmt::format("rank {}: send to rank {} but the world has ranks 0..{}", rank(),
                                  dst, size() - 1));
   if (tag < 0) throw UsageError(fmt::format("rank {}: send with negative tag {}", rank(), tag));
+  if (dst != rank()) bytes_sent_ += data.size_bytes();
   return do_isend(data, dst, tag);
 }
 

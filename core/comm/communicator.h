@@ -94,6 +94,8 @@ class Communicator {
   double wall_s() const;
   virtual double model_s() const { return -1.0; }
   void set_epoch(Clock::time_point epoch) { epoch_ = epoch; }
+  // Payload bytes this rank has posted for sending (to other ranks) so far.
+  uint64_t bytes_sent() const { return bytes_sent_; }
 
   // A backend with its own all-reduce (MPI_Allreduce) does it here and returns true;
   // Algorithm::native falls back to dsgd's ring where this returns false.
@@ -107,6 +109,7 @@ class Communicator {
   std::chrono::milliseconds timeout_{30000};
   EventSink* events_ = nullptr;
   Clock::time_point epoch_ = Clock::now();
+  uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace dsgd

@@ -1,0 +1,180 @@
+#include "cli/train_command.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "cli/progress.h"
+#include "core/errors.h"
+#include "core/io/metrics.h"
+#include "core/io/npz.h"
+#include "core/nn/blas.h"
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+#include "sim/link_model.h"
+
+namespace dsgd::cli {
+namespace {
+
+// Refuses at start-up an output path whose directory does not exist, so a long run does
+// not fail at its very end.
+void check_output_path(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: directory '{}' does not exist; create it first", flag,
+                                 path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(
+        fmt::format("{} {}: directory '{}' is not writable", flag, path, dir.string()));
+  if (std::filesystem::is_directory(p, ec))
+    throw UsageError(fmt::format("{} {}: is a directory; give a file name", flag, path));
+}
+
+TrainConfig build_config(const TrainFlags& f) {
+  TrainConfig c;
+  c.model = ModelSpec::parse(f.model);
+  c.global_batch = f.batch;
+  c.sgd = {.lr = static_cast<float>(f.lr),
+           .momentum = static_cast<float>(f.momentum),
+           .weight_decay = static_cast<float>(f.weight_decay),
+           .nesterov = f.nesterov};
+  if (f.steps > 0 && f.epochs > 0) throw UsageError("give --steps or --epochs, not both");
+  c.steps = f.steps;
+  c.epochs = f.steps > 0 ? 0 : (f.epochs > 0 ? f.epochs : 5);
+  c.seed = f.seed;
+  c.shuffle = !f.no_shuffle;
+  c.allreduce = parse_algorithm(f.allreduce);
+  c.eval_every = f.eval_every;
+  return c;
+}
+
+void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& config,
+                   const TrainResult& r, const sim::LinkParams& link, double total_s) {
+  fmt::print("\n{} on {} {} node{}: {} on {} ({} train / {} test), global batch {}, {} steps\n",
+             "dsgd train", f.nodes, f.backend == "sim" ? "simulated" : "MPI",
+             f.nodes == 1 ? "" : "s", config.model.str(), data.name, data.train.size(),
+             data.test.size(), config.global_batch, r.steps);
+  fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
+  if (r.test_accuracy)
+    fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
+               r.test_loss.value_or(0));
+  else if (r.test_loss)
+    fmt::print("  test loss        {:.4f}\n", *r.test_loss);
+  const double busy = r.compute_s + r.comm_s;
+  fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
+             r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
+  fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
+             r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
+  if (f.backend == "sim")
+    fmt::print("  network          latency {}, bandwidth {}, all-reduce {}\n",
+               sim::format_duration(link.latency_s), sim::format_bandwidth(link.bandwidth_Bps),
+               to_string(config.allreduce));
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, TrainFlags& f) {
+  CLI::App* t = app.add_subcommand("train", "Train a model with data-parallel synchronous SGD");
+  t->add_option("--backend", f.backend, "sim (simulated nodes over loopback TCP) or mpi")
+      ->check(CLI::IsMember({"sim", "mpi"}));
+  t->add_option("--nodes", f.nodes, "Number of simulated nodes (1-256)");
+  t->add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
+  t->add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
+  t->add_option("--batch", f.batch, "Global batch size, split across the nodes")
+      ->capture_default_str();
+  t->add_option("--lr", f.lr, "Learning rate")->capture_default_str();
+  t->add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
+  t->add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str();
+  t->add_flag("--nesterov", f.nesterov, "Nesterov momentum");
+  t->add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)");
+  t->add_option("--epochs", f.epochs, "Passes over the training data (default 5)");
+  t->add_option("--seed", f.seed, "Seed for initialisation and shuffling")->capture_default_str();
+  t->add_flag("--no-shuffle", f.no_shuffle, "Take batches in file order");
+  t->add_option("--eval-every", f.eval_every, "Evaluate every K steps (default: each epoch)");
+  t->add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
+  t->add_option("--save", f.save, "Save the final parameters (.npz)");
+  t->add_option("--metrics", f.metrics, "Write one JSON line per step");
+  t->add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (sim)")
+      ->capture_default_str();
+  t->add_option("--bandwidth", f.bandwidth, "Link bandwidth, e.g. 1Gbit or 100MB/s (sim)")
+      ->capture_default_str();
+  t->add_option("--allreduce", f.allreduce, "auto | naive | ring | native")->capture_default_str();
+  t->add_option("--device", f.device, "cpu | cuda")->capture_default_str();
+  t->add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
+  t->add_flag("--quiet,-q", f.quiet, "No progress bar");
+}
+
+int run_train(const TrainFlags& f) {
+  const Clock::time_point start = Clock::now();
+  if (f.backend == "mpi")
+    throw UsageError(
+        "--backend mpi: this dsgd was built without the MPI backend; use --backend "
+        "sim");
+  if (f.device != "cpu")
+    throw UsageError(
+        fmt::format("--device {}: this dsgd was built without CUDA; use --device cpu", f.device));
+  if (f.nodes < 1 || f.nodes > sim::kMaxNodes)
+    throw UsageError(
+        fmt::format("--nodes {}: use 1 to {} simulated nodes", f.nodes, sim::kMaxNodes));
+  if (!(f.lr > 0) || !std::isfinite(f.lr))
+    throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
+  sim::LinkParams link{.latency_s = sim::parse_duration_s(f.latency, "--latency"),
+                       .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")};
+  const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
+  if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 30s");
+  TrainConfig config = build_config(f);
+  check_output_path(f.save, "--save");
+  check_output_path(f.metrics, "--metrics");
+
+  set_blas_threads(1);  // every node is a thread already
+  const Dataset data =
+      load_dataset(f.data, {.task = uses_mse(config.model) && f.data.rfind("csv", 0) == 0
+                                        ? Task::regression
+                                        : Task::classification});
+  validate(config, data);
+  std::vector<NamedTensor> init;
+  if (!f.init.empty()) {
+    init = read_npz(f.init);
+    // Check names and shapes now, with a clear message, before any node starts.
+    Mlp probe = Mlp::from_spec(config.model, data.features, model_outputs(config.model, data));
+    probe.load_state(init, "--init " + f.init);
+  }
+  std::unique_ptr<MetricsWriter> metrics;
+  if (!f.metrics.empty()) metrics = std::make_unique<MetricsWriter>(f.metrics);
+  Progress progress(total_steps(config, data), f.quiet);
+
+  TrainResult result;
+  sim::ClusterOptions options{
+      .nodes = f.nodes,
+      .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
+  options.node.link = link;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    TrainHooks hooks;
+    if (comm.rank() == 0)
+      hooks.on_step = [&](const StepMetrics& m) {
+        if (metrics) metrics->write(m);
+        progress.update(m);
+      };
+    TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
+    if (comm.rank() == 0) result = std::move(r);
+  });
+  progress.finish();
+  if (!f.save.empty()) write_npz(f.save, result.params);
+  if (metrics) metrics->commit();
+  print_summary(f, data, config, result, link,
+                std::chrono::duration<double>(Clock::now() - start).count());
+  if (!f.save.empty()) fmt::print("  saved            {}\n", f.save);
+  if (!f.metrics.empty()) fmt::print("  metrics          {}\n", f.metrics);
+  return kExitOk;
+}
+
+}  // namespace dsgd::cli

@@ -1,0 +1,85 @@
+// The data-parallel synchronous SGD trainer: the one training loop every backend runs.
+// Each step, every rank computes gradients on its slice of the global batch, one
+// all_reduce sums them (each slice pre-scaled by 1/B, so the sum is the gradient of the
+// mean loss over the whole batch), and every rank applies the same SGD update.
+// Not a launcher: the caller provides the Communicator (simulated node or MPI rank).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/comm/collectives.h"
+#include "core/data/dataset.h"
+#include "core/io/npz.h"
+#include "core/nn/model.h"
+#include "core/nn/sgd.h"
+
+namespace dsgd {
+
+struct TrainConfig {
+  ModelSpec model = ModelSpec::parse("mlp:64");
+  int64_t global_batch = 256;  // B, split across ranks
+  SgdOptions sgd{.lr = 0.1f, .momentum = 0.9f};
+  int64_t steps = 0;   // when > 0, run exactly this many steps
+  int64_t epochs = 5;  // otherwise this many passes over the train split
+  uint64_t seed = 0;   // parameter init and shuffling
+  bool shuffle = true;
+  Algorithm allreduce = Algorithm::automatic;
+  int64_t eval_every = 0;  // evaluate on the test split every K steps (0: each epoch's end)
+};
+
+// What one step did, as rank 0 saw it (loss and accuracy are over the global batch).
+struct StepMetrics {
+  int64_t step = 0;  // 1-based: the number of updates done
+  int64_t epoch = 0;
+  double loss = 0;
+  std::optional<double> train_accuracy;  // classification only
+  std::optional<double> test_loss;       // when evaluated after this step
+  std::optional<double> test_accuracy;
+  double wall_s = 0;        // since training started
+  double compute_s = 0;     // this step: forward, backward, update
+  double comm_s = 0;        // this step: the gradient all_reduce
+  uint64_t bytes_sent = 0;  // this step, by this rank
+};
+
+struct TrainResult {
+  int64_t steps = 0;
+  double final_loss = 0;  // training loss of the last step
+  std::optional<double> test_loss, test_accuracy;
+  double wall_s = 0, compute_s = 0, comm_s = 0;
+  uint64_t bytes_sent = 0;
+  std::vector<NamedTensor> params;  // final parameters (identical on every rank)
+};
+
+struct TrainHooks {
+  std::function<void(const StepMetrics&)> on_step;  // called on every rank after each step
+};
+
+// Loss the model is trained with: cross-entropy for softmax and mlp, MSE for linear.
+bool uses_mse(const ModelSpec& spec);
+// Number of model outputs for a dataset: C for classification, 1 for regression.
+int64_t model_outputs(const ModelSpec& spec, const Dataset& data);
+// Steps a run of config takes on data.
+int64_t total_steps(const TrainConfig& config, const Dataset& data);
+// Throws UsageError for a config that cannot run on data (batch larger than the data, ...).
+void validate(const TrainConfig& config, const Dataset& data);
+
+// Trains on every rank of comm. `init`, when given, replaces the seeded initialisation
+// (all ranks must pass the same). Rank 0's parameters are broadcast before the first
+// step, as PyTorch's DistributedDataParallel does.
+TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& config,
+                  const std::vector<NamedTensor>* init = nullptr, const TrainHooks& hooks = {});
+
+// Mean loss and accuracy of the model on `split`, each rank evaluating a slice and one
+// all_reduce combining them.
+struct Evaluation {
+  double loss = 0;
+  std::optional<double> accuracy;
+};
+Evaluation evaluate(Communicator& comm, Mlp& model, const Dataset& data, const Split& split,
+                    bool mse_loss);
+
+}  // namespace dsgd

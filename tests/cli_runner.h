@@ -1,0 +1,74 @@
+// Runs the real `dsgd` binary for integration tests: exit code, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+namespace dsgd::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// args are passed through the shell: quote paths with spaces yourself.
+inline CliResult run_dsgd(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto tag = std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}());
+  const auto out = dir / ("dsgd_out_" + tag), err = dir / ("dsgd_err_" + tag);
+  const std::string cmd = std::string(DSGD_BINARY) + " " + args + " >" + out.string() + " 2>" +
+                          err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_text(out);
+  r.err = read_text(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+// A fresh empty directory, removed with everything in it when the object goes away.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = std::filesystem::temp_directory_path() / ("dsgd_test_" + std::to_string(::getpid()) +
+                                                      "_" + std::to_string(std::random_device{}()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  // Names of the entries in the directory, sorted.
+  std::string listing() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    std::string s;
+    for (const auto& n : names)
+      s += n + " ";
+    return s;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace dsgd::test

@@ -1,0 +1,140 @@
+// The trainer against an oracle: one process, one rank, the whole global batch, no
+// Communicator at all. Every node count must reproduce the oracle's parameters to float
+// rounding (data-parallel SGD with slice-weighted averaging is the same update).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "core/data/sampler.h"
+#include "core/errors.h"
+#include "core/nn/loss.h"
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+
+using namespace dsgd;
+
+namespace {
+
+// Plain single-process SGD over the same global batches: the oracle.
+std::vector<NamedTensor> oracle(const Dataset& data, const TrainConfig& config) {
+  const int64_t o = model_outputs(config.model, data);
+  Mlp model = Mlp::from_spec(config.model, data.features, o);
+  model.init(config.seed);
+  Sgd sgd(config.sgd, model.num_params());
+  DataParallelSampler sampler(data.train.size(), config.global_batch, config.shuffle, config.seed);
+  for (int64_t step = 0; step < config.steps; ++step) {
+    auto batch = sampler.batch(step);
+    const int64_t b = static_cast<int64_t>(batch.indices.size());
+    std::vector<float> x(b * data.features), dout(b * o);
+    std::vector<int32_t> labels(b);
+    gather_rows(data.train, batch.indices, x, labels);
+    model.zero_grad();
+    auto out = model.forward(x.data(), b);
+    softmax_cross_entropy(out.data(), labels.data(), b, o, 1.0f / b, dout.data());
+    model.backward(x.data(), dout.data(), b);
+    sgd.step(model.values(), model.grads());
+  }
+  return model.state();
+}
+
+// max |a - b| / max |b| over each tensor.
+double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (size_t t = 0; t < a.size(); ++t) {
+    REQUIRE(a[t].name == b[t].name);
+    REQUIRE(a[t].tensor.shape() == b[t].tensor.shape());
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < a[t].tensor.numel(); ++i) {
+      diff = std::max(diff, double(std::abs(a[t].tensor[i] - b[t].tensor[i])));
+      scale = std::max(scale, double(std::abs(b[t].tensor[i])));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+std::vector<NamedTensor> train_on(int nodes, const Dataset& data, const TrainConfig& config,
+                                  Algorithm algorithm) {
+  TrainConfig c = config;
+  c.allreduce = algorithm;
+  std::vector<NamedTensor> params;
+  sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
+    TrainResult r = train(comm, data, c);
+    if (comm.rank() == 0) params = r.params;
+  });
+  return params;
+}
+
+}  // namespace
+
+TEST_CASE("N simulated nodes match the single-rank oracle to 1e-5", "[trainer][oracle]") {
+  const Dataset data = load_dataset("synthetic:train=1000,test=100");
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:32,16");
+  config.steps = 50;
+  config.epochs = 0;
+  config.shuffle = false;
+  config.seed = 7;
+  config.sgd = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+  // 100 is not divisible by 3 or 8; 1000 samples / 100 = 10 batches per epoch (5 epochs).
+  for (int64_t batch : {100, 64}) {
+    config.global_batch = batch;
+    const auto reference = oracle(data, config);
+    for (int nodes : {1, 2, 3, 4, 8}) {
+      for (Algorithm algo : {Algorithm::ring, Algorithm::naive}) {
+        const auto got = train_on(nodes, data, config, algo);
+        INFO("nodes " << nodes << " batch " << batch << " " << to_string(algo));
+        CHECK(max_rel_diff(got, reference) < 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("every rank ends with identical parameters", "[trainer]") {
+  const Dataset data = load_dataset("synthetic:train=512,test=64");
+  TrainConfig config;
+  config.steps = 20;
+  config.epochs = 0;
+  config.global_batch = 50;
+  std::vector<std::vector<NamedTensor>> params(3);
+  sim::run_cluster({.nodes = 3}, [&](Communicator& comm) {
+    params[comm.rank()] = train(comm, data, config).params;
+  });
+  for (int r = 1; r < 3; ++r)
+    for (size_t t = 0; t < params[0].size(); ++t)
+      CHECK(params[r][t].tensor.span().size() == params[0][t].tensor.span().size());
+  for (int r = 1; r < 3; ++r)
+    CHECK(max_rel_diff(params[r], params[0]) == 0.0);
+}
+
+TEST_CASE("a batch larger than the data or a regression mismatch is refused", "[trainer]") {
+  const Dataset data = load_dataset("synthetic:train=100,test=10");
+  TrainConfig config;
+  config.global_batch = 101;
+  CHECK_THROWS_WITH(validate(config, data), Catch::Contains("larger than the 100 training"));
+  config.global_batch = 10;
+  config.steps = -1;
+  CHECK_THROWS_AS(validate(config, data), UsageError);
+}
+
+TEST_CASE("training reduces the loss and reports metrics every step", "[trainer]") {
+  const Dataset data = load_dataset("synthetic:train=2048,test=512");
+  TrainConfig config;
+  config.epochs = 3;
+  std::vector<StepMetrics> seen;
+  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
+    TrainHooks hooks;
+    if (comm.rank() == 0) hooks.on_step = [&](const StepMetrics& m) { seen.push_back(m); };
+    train(comm, data, config, nullptr, hooks);
+  });
+  REQUIRE(seen.size() == 24);  // 2048 / 256 = 8 steps per epoch
+  CHECK(seen.back().loss < seen.front().loss * 0.5);
+  CHECK(seen.back().test_accuracy.value_or(0) > 0.5);  // 10 classes: chance is 0.1
+  int evaluated = 0;
+  for (const auto& m : seen)
+    evaluated += m.test_accuracy.has_value();
+  CHECK(evaluated == 3);  // end of each epoch
+  CHECK(seen[3].bytes_sent > 0);
+  CHECK(seen[3].comm_s > 0);
+}
