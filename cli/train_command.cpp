@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/backend.h"
 #include "cli/progress.h"
 #include "core/errors.h"
 #include "core/io/metrics.h"
@@ -157,7 +158,7 @@ int run_train(const TrainFlags& f) {
       .nodes = f.nodes,
       .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
   options.node.link = link;
-  sim::run_cluster(options, [&](Communicator& comm) {
+  const bool hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
     TrainHooks hooks;
     if (comm.rank() == 0)
       hooks.on_step = [&](const StepMetrics& m) {
@@ -168,6 +169,7 @@ int run_train(const TrainFlags& f) {
     if (comm.rank() == 0) result = std::move(r);
   });
   progress.finish();
+  if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
   if (!f.save.empty()) write_npz(f.save, result.params);
   if (metrics) metrics->commit();
   print_summary(f, data, config, result, link,

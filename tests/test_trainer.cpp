@@ -138,3 +138,53 @@ TEST_CASE("training reduces the loss and reports metrics every step", "[trainer]
   CHECK(seen[3].bytes_sent > 0);
   CHECK(seen[3].comm_s > 0);
 }
+
+TEST_CASE("communication time follows the link model: latency adds, bandwidth divides",
+          "[trainer][link]") {
+  // 4 nodes, ring all_reduce: each step makes 2(R-1) = 6 sequential hops of P/R floats.
+  // Model per step: 6 * (latency + (4P/R) / bandwidth). Wall time is only a bound: the
+  // measured mean must be at least the model and within a small factor above it.
+  const Dataset data = load_dataset("synthetic:train=1024,test=64");
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:64");
+  config.steps = 8;
+  config.epochs = 0;
+  config.allreduce = Algorithm::ring;
+  const double params = 32 * 64 + 64 + 64 * 10 + 10 + 2;  // + loss and accuracy slots
+  struct Case {
+    double latency_s, bandwidth_Bps;
+  };
+  std::vector<double> measured;
+  std::vector<double> model;
+  for (Case c : {Case{0.002, 0}, Case{0.008, 0}, Case{0.0, 0.5e6}, Case{0.0, 2e6}}) {
+    sim::ClusterOptions options{.nodes = 4};
+    options.node.link = {.latency_s = c.latency_s, .bandwidth_Bps = c.bandwidth_Bps};
+    double comm_s = 0, first_wall_s = 0, last_wall_s = 0;
+    sim::run_cluster(options, [&](Communicator& comm) {
+      TrainHooks hooks;
+      if (comm.rank() == 0)
+        hooks.on_step = [&](const StepMetrics& m) {
+          if (m.test_loss) return;  // the last step also evaluates
+          comm_s += m.comm_s;
+          (m.step == 1 ? first_wall_s : last_wall_s) = m.wall_s;
+        };
+      train(comm, data, config, nullptr, hooks);
+    });
+    // Rank 0's time inside all_reduce: ranks enter at slightly different times, so some of
+    // the latency overlaps their compute; the step period cannot beat the model.
+    const double per_step = comm_s / (config.steps - 1);
+    const double period = (last_wall_s - first_wall_s) / (config.steps - 2);
+    const double hop_bytes = 4 * params / 4;
+    const double predicted =
+        6 * (c.latency_s + (c.bandwidth_Bps > 0 ? hop_bytes / c.bandwidth_Bps : 0));
+    INFO("latency " << c.latency_s << " bandwidth " << c.bandwidth_Bps << ": comm "
+                    << per_step << " s, period " << period << " s, model " << predicted << " s");
+    CHECK(period >= 0.95 * predicted);
+    CHECK(per_step >= 0.5 * predicted);
+    CHECK(per_step <= 2.0 * predicted + 0.002);
+    measured.push_back(per_step);
+    model.push_back(predicted);
+  }
+  CHECK(measured[1] > 3 * measured[0]);  // 4x the latency: about 4x the time
+  CHECK(measured[2] > 3 * measured[3]);  // 4x the bandwidth: about a quarter of the time
+}

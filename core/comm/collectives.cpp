@@ -46,6 +46,10 @@ const char* to_string(Algorithm algorithm) {
       return "naive";
     case Algorithm::ring:
       return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::halving_doubling:
+      return "halving_doubling";
     case Algorithm::native:
       return "native";
   }
@@ -117,8 +121,10 @@ void all_reduce(Communicator& comm, std::span<float> data, ReduceOp op,
       all_reduce_naive(comm, data, op);
       return;
     case Algorithm::native:
-      if (comm.all_reduce_native(data, op)) return;
+      if (comm.native_all_reduce(data, op)) return;
       [[fallthrough]];
+    case Algorithm::tree:              // until implemented (collectives issue)
+    case Algorithm::halving_doubling:  // until implemented
     case Algorithm::ring:
     case Algorithm::automatic:
       all_reduce_ring(comm, data, op);

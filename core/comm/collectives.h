@@ -13,10 +13,12 @@
 namespace dsgd {
 
 enum class Algorithm {
-  automatic,  // dsgd picks: ring for large payloads, naive for tiny worlds
-  naive,      // reduce to a root, then broadcast from it
-  ring,       // reduce-scatter then all-gather around a ring (bandwidth-optimal)
-  native,     // the backend's own (MPI_Allreduce); falls back to ring where none exists
+  automatic,         // dsgd picks by size and world (see all_reduce)
+  naive,             // reduce to a root, then broadcast from it
+  ring,              // reduce-scatter then all-gather around a ring (bandwidth-optimal)
+  tree,              // binomial tree reduce, then binomial tree broadcast
+  halving_doubling,  // recursive halving reduce-scatter + doubling all-gather
+  native,            // the backend's own (MPI_Allreduce); dsgd's choice where none exists
 };
 
 const char* to_string(Algorithm algorithm);

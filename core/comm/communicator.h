@@ -97,9 +97,26 @@ class Communicator {
   // Payload bytes this rank has posted for sending (to other ranks) so far.
   uint64_t bytes_sent() const { return bytes_sent_; }
 
-  // A backend with its own all-reduce (MPI_Allreduce) does it here and returns true;
-  // Algorithm::native falls back to dsgd's ring where this returns false.
-  virtual bool all_reduce_native(std::span<float> data, ReduceOp op) { return false; }
+  // Native collectives: a backend with its own (MPI_Allreduce, MPI_Bcast, ...) performs the
+  // operation and returns true; Algorithm::native falls back to dsgd's own algorithm where
+  // these return false. Arguments mean what they mean in collectives.h.
+  virtual bool native_all_reduce(std::span<float> data, ReduceOp op) { return false; }
+  virtual bool native_broadcast(std::span<float> data, int root) { return false; }
+  virtual bool native_reduce(std::span<float> data, ReduceOp op, int root) { return false; }
+  virtual bool native_gather(std::span<const float> send, std::span<float> recv, int root) {
+    return false;
+  }
+  virtual bool native_scatter(std::span<const float> send, std::span<float> recv, int root) {
+    return false;
+  }
+  virtual bool native_all_gather(std::span<const float> send, std::span<float> recv) {
+    return false;
+  }
+  virtual bool native_reduce_scatter(std::span<const float> send, std::span<float> recv,
+                                     ReduceOp op) {
+    return false;
+  }
+  virtual bool native_barrier() { return false; }
 
  protected:
   virtual Request do_isend(std::span<const float> data, int dst, int tag) = 0;
