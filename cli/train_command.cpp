@@ -137,10 +137,12 @@ int run_train(const TrainFlags& f) {
   check_output_path(f.metrics, "--metrics");
 
   set_blas_threads(1);  // every node is a thread already
+  // linear is a regression model (MSE) on data that have targets (synthetic, CSV); on
+  // image data it regresses one-hot labels, a classic first exercise.
+  const bool regression = uses_mse(config.model) && (f.data.rfind("csv", 0) == 0 ||
+                                                     f.data.rfind("synthetic", 0) == 0);
   const Dataset data =
-      load_dataset(f.data, {.task = uses_mse(config.model) && f.data.rfind("csv", 0) == 0
-                                        ? Task::regression
-                                        : Task::classification});
+      load_dataset(f.data, {.task = regression ? Task::regression : Task::classification});
   validate(config, data);
   std::vector<NamedTensor> init;
   if (!f.init.empty()) {
