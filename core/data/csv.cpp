@@ -29,8 +29,8 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   size_t start = 0;
   while (true) {
     size_t comma = line.find(',', start);
-    fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? comma
-                                                                               : comma - start)));
+    fields.push_back(
+        trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
@@ -53,7 +53,7 @@ NumberStatus parse_number(std::string_view s, T& out) {
 struct CsvReader {
   explicit CsvReader(Task t) : task(t) {}
   Task task;
-  size_t fields = 0;       // set by the first line of the first file
+  size_t fields = 0;        // set by the first line of the first file
   std::string fields_path;  // where `fields` was set, for mismatch messages
   int64_t fields_line = 0;
 
@@ -76,8 +76,7 @@ struct CsvReader {
     size_t pos = 0;
     for (int64_t line_no = 1; pos < text.size(); ++line_no) {
       size_t nl = text.find('\n', pos);
-      std::string_view line(text.data() + pos,
-                            (nl == std::string::npos ? text.size() : nl) - pos);
+      std::string_view line(text.data() + pos, (nl == std::string::npos ? text.size() : nl) - pos);
       pos = nl == std::string::npos ? text.size() : nl + 1;
       line = trim(line);
       if (line.empty() || line[0] == '#') continue;
@@ -93,9 +92,10 @@ struct CsvReader {
         }
         if (fields == 0) {
           if (f.size() < 2)
-            throw DataError(fmt::format("{}: found 1 field; each line needs features and a label "
-                                        "(f1,...,fD,label)",
-                                        where));
+            throw DataError(
+                fmt::format("{}: found 1 field; each line needs features and a label "
+                            "(f1,...,fD,label)",
+                            where));
           fields = f.size();
           fields_path = path;
           fields_line = line_no;
@@ -105,13 +105,15 @@ struct CsvReader {
         std::string like = fields_path == path
                                ? fmt::format("line {}", fields_line)
                                : fmt::format("'{}' line {}", fields_path, fields_line);
-        throw DataError(fmt::format("{}: expected {} fields ({} features + label) like {}, "
-                                    "found {}",
-                                    where, fields, fields - 1, like, f.size()));
+        throw DataError(
+            fmt::format("{}: expected {} fields ({} features + label) like {}, "
+                        "found {}",
+                        where, fields, fields - 1, like, f.size()));
       }
       if (header) continue;
 
-      for (size_t i = 0; i + 1 < fields; ++i) x.push_back(parse_feature(f[i], i, where));
+      for (size_t i = 0; i + 1 < fields; ++i)
+        x.push_back(parse_feature(f[i], i, where));
       parse_label(f.back(), fields - 1, where, s);
       ++rows;
     }
@@ -126,9 +128,8 @@ struct CsvReader {
     double v = 0;
     NumberStatus st = parse_number(field, v);
     if (st == NumberStatus::not_a_number)
-      throw DataError(
-          fmt::format("{}: field {} '{}' is not a number; fix or remove the line", where,
-                      index + 1, field));
+      throw DataError(fmt::format("{}: field {} '{}' is not a number; fix or remove the line",
+                                  where, index + 1, field));
     if (std::isnan(v))
       throw DataError(fmt::format("{}: field {} is NaN; clean the data", where, index + 1));
     if (std::isinf(v))
@@ -148,8 +149,8 @@ struct CsvReader {
     double v = 0;
     if (parse_number(field, v) != NumberStatus::ok || !std::isfinite(v) || v < 0 ||
         v != std::floor(v))
-      throw DataError(fmt::format("{}: label '{}' is not a class index (an integer >= 0)", where,
-                                  field));
+      throw DataError(
+          fmt::format("{}: label '{}' is not a class index (an integer >= 0)", where, field));
     if (v > kMaxLabel)
       throw DataError(fmt::format("{}: label '{}' is too large; class indices go up to {}", where,
                                   field, kMaxLabel));
@@ -170,9 +171,10 @@ Dataset load_csv(const std::vector<std::string>& paths, Task task) {
     ds.test = reader.read(paths[1]);
   } else {
     if (first.size() < 10)
-      throw DataError(fmt::format("{}: {} data rows; holding out every 10th row for testing "
-                                  "needs at least 10, or pass csv:TRAIN,TEST",
-                                  paths[0], first.size()));
+      throw DataError(
+          fmt::format("{}: {} data rows; holding out every 10th row for testing "
+                      "needs at least 10, or pass csv:TRAIN,TEST",
+                      paths[0], first.size()));
     hold_out_every_10th(first, ds.train, ds.test);
   }
   ds.features = static_cast<int64_t>(reader.fields - 1);

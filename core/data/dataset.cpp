@@ -33,23 +33,27 @@ std::vector<std::string> split_paths(std::string_view s) {
 class Fnv1a {
  public:
   void bytes(const unsigned char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
+    for (size_t i = 0; i < n; ++i)
+      h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
   }
   void u64(uint64_t v) {
     unsigned char b[8];
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+      b[i] = static_cast<unsigned char>(v >> (8 * i));
     bytes(b, 8);
   }
   void u32(uint32_t v) {
     unsigned char b[4];
-    for (int i = 0; i < 4; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+      b[i] = static_cast<unsigned char>(v >> (8 * i));
     bytes(b, 4);
   }
   void floats(const float* p, size_t n) {
     if constexpr (std::endian::native == std::endian::little) {
       bytes(reinterpret_cast<const unsigned char*>(p), n * sizeof(float));
     } else {
-      for (size_t i = 0; i < n; ++i) u32(std::bit_cast<uint32_t>(p[i]));
+      for (size_t i = 0; i < n; ++i)
+        u32(std::bit_cast<uint32_t>(p[i]));
     }
   }
   uint64_t value() const { return h_; }
@@ -60,10 +64,12 @@ class Fnv1a {
 
 void hash_split(Fnv1a& h, const Split& s) {
   h.u64(s.x.shape().size());
-  for (int64_t d : s.x.shape()) h.u64(static_cast<uint64_t>(d));
+  for (int64_t d : s.x.shape())
+    h.u64(static_cast<uint64_t>(d));
   h.floats(s.x.data(), static_cast<size_t>(s.x.numel()));
   h.u64(s.labels.size());
-  for (int32_t l : s.labels) h.u32(static_cast<uint32_t>(l));
+  for (int32_t l : s.labels)
+    h.u32(static_cast<uint32_t>(l));
   h.u64(s.targets.size());
   h.floats(s.targets.data(), s.targets.size());
 }
@@ -79,10 +85,10 @@ Dataset load_dataset(const std::string& spec, const DataOptions& options) {
   if (kind == "synthetic") return data::load_synthetic(arg, spec, options.task);
   if (kind == "fashion-mnist" || kind == "idx") {
     if (options.task != Task::classification)
-      throw UsageError(fmt::format(
-          "data spec '{}': {} holds class labels, not regression targets; use "
-          "synthetic or csv:PATH for regression",
-          spec, kind));
+      throw UsageError(
+          fmt::format("data spec '{}': {} holds class labels, not regression targets; use "
+                      "synthetic or csv:PATH for regression",
+                      spec, kind));
   }
   if (kind == "fashion-mnist") {
     if (has_arg && arg.empty()) bad_spec(spec, "no directory after 'fashion-mnist:'");
@@ -136,8 +142,10 @@ void hold_out_every_10th(const Split& all, Split& train, Split& test) {
 
 int64_t count_classes(const Split& train, const Split& test) {
   int32_t max_label = -1;
-  for (int32_t l : train.labels) max_label = std::max(max_label, l);
-  for (int32_t l : test.labels) max_label = std::max(max_label, l);
+  for (int32_t l : train.labels)
+    max_label = std::max(max_label, l);
+  for (int32_t l : test.labels)
+    max_label = std::max(max_label, l);
   return max_label + 1;
 }
 

@@ -37,9 +37,10 @@ struct DataOptions {
 // Valid specs (kHelp below spells them out for --help and error messages):
 //   synthetic[:key=value,...]  keys train (8192), test (2048), features (32), classes (10),
 //       noise (0.3), seed (1). Each class is a mixture of 3 Gaussian blobs whose centres lie
-//       in a random 8-dimensional subspace, so the classes are not linearly separable: a
-//       small MLP reaches ~95% test accuracy, a linear softmax model ~55%. The data depend
-//       only on these keys (never on the training seed) and are identical on every platform.
+//       in a random 8-dimensional subspace, so the classes are not linearly separable: an
+//       MLP 32-128-10 trained with SGD (lr 0.1, batch 256, 30 epochs) reaches ~98% test
+//       accuracy, a linear softmax model ~75%. The data depend only on these keys (never on
+//       the training seed) and are identical on every platform.
 //       With Task::regression: targets = x.w + b + noise * N(0, 1) for a fixed random teacher.
 //   fashion-mnist[:DIR]  the four IDX files from DIR (default /usr/share/datasets/fashion-
 //       mnist, from `apt-get install dataset-fashion-mnist`), 60000 train / 10000 test,

@@ -96,9 +96,10 @@ IdxArray read_idx(const std::string& path, IdxKind kind) {
 
   head.clear();
   if (in.read(head, 4 * static_cast<size_t>(ndim)) < 4 * static_cast<size_t>(ndim))
-    throw DataError(fmt::format("{}: truncated: the header declares {} dimensions, but the file "
-                                "ends before their sizes",
-                                path, ndim));
+    throw DataError(
+        fmt::format("{}: truncated: the header declares {} dimensions, but the file "
+                    "ends before their sizes",
+                    path, ndim));
   IdxArray a;
   int64_t total = 1;
   for (int i = 0; i < ndim; ++i) {
@@ -108,20 +109,22 @@ IdxArray read_idx(const std::string& path, IdxKind kind) {
     total = (d == 0 || total <= kMaxBytes / d) ? total * d : kMaxBytes + 1;
   }
   if (total > kMaxBytes)
-    throw DataError(fmt::format("{}: the header declares more than {} bytes of data; is this "
-                                "really an IDX file?",
-                                path, kMaxBytes));
+    throw DataError(
+        fmt::format("{}: the header declares more than {} bytes of data; is this "
+                    "really an IDX file?",
+                    path, kMaxBytes));
   // Grow with the data actually read, so a lying header cannot make us allocate much.
   a.data.reserve(static_cast<size_t>(std::min<int64_t>(total, 256 << 20)));
   size_t found = in.read(a.data, static_cast<size_t>(total));
   if (static_cast<int64_t>(found) < total)
-    throw DataError(fmt::format("{}: truncated: expected {} bytes of data, found {}", path, total,
-                                found));
+    throw DataError(
+        fmt::format("{}: truncated: expected {} bytes of data, found {}", path, total, found));
   std::vector<uint8_t> extra;
   if (in.read(extra, 1) != 0)
-    throw DataError(fmt::format("{}: has bytes after the {} bytes of data its header declares; "
-                                "the file is corrupt or not IDX",
-                                path, total));
+    throw DataError(
+        fmt::format("{}: has bytes after the {} bytes of data its header declares; "
+                    "the file is corrupt or not IDX",
+                    path, total));
   return a;
 }
 
@@ -131,9 +134,10 @@ Split read_pair(const std::string& images_path, const std::string& labels_path) 
   IdxArray labels = read_idx(labels_path, IdxKind::labels);
   int64_t n = images.dims[0];
   if (labels.dims[0] != n)
-    throw DataError(fmt::format("'{}' holds {} images but '{}' holds {} labels; pass matching "
-                                "files",
-                                images_path, n, labels_path, labels.dims[0]));
+    throw DataError(
+        fmt::format("'{}' holds {} images but '{}' holds {} labels; pass matching "
+                    "files",
+                    images_path, n, labels_path, labels.dims[0]));
   if (images.data.empty())
     throw DataError(fmt::format("'{}' holds no pixels (shape {}); pass a non-empty file",
                                 images_path, shape_str(images.dims)));
@@ -141,12 +145,15 @@ Split read_pair(const std::string& images_path, const std::string& labels_path) 
   Split s;
   s.x = Tensor({n, d});
   float* x = s.x.data();
-  for (size_t i = 0; i < images.data.size(); ++i) x[i] = static_cast<float>(images.data[i]) / 255.0f;
+  for (size_t i = 0; i < images.data.size(); ++i)
+    x[i] = static_cast<float>(images.data[i]) / 255.0f;
   s.labels.assign(labels.data.begin(), labels.data.end());
   return s;
 }
 
-int64_t row_width(const Split& s) { return s.x.dim(1); }
+int64_t row_width(const Split& s) {
+  return s.x.dim(1);
+}
 
 }  // namespace
 
@@ -159,14 +166,16 @@ Dataset load_idx(const std::vector<std::string>& paths) {
     ds.train = std::move(train);
     ds.test = read_pair(paths[2], paths[3]);
     if (row_width(ds.test) != row_width(ds.train))
-      throw DataError(fmt::format("'{}' has {} values per image but '{}' has {}; pass test "
-                                  "images of the same size as the training images",
-                                  paths[2], row_width(ds.test), paths[0], row_width(ds.train)));
+      throw DataError(
+          fmt::format("'{}' has {} values per image but '{}' has {}; pass test "
+                      "images of the same size as the training images",
+                      paths[2], row_width(ds.test), paths[0], row_width(ds.train)));
   } else {
     if (train.size() < 10)
-      throw DataError(fmt::format("'{}' holds {} images; holding out every 10th one for testing "
-                                  "needs at least 10, or pass TEST_IMAGES,TEST_LABELS too",
-                                  paths[0], train.size()));
+      throw DataError(
+          fmt::format("'{}' holds {} images; holding out every 10th one for testing "
+                      "needs at least 10, or pass TEST_IMAGES,TEST_LABELS too",
+                      paths[0], train.size()));
     hold_out_every_10th(train, ds.train, ds.test);
   }
   ds.features = row_width(ds.train);
@@ -184,9 +193,12 @@ Dataset load_fashion_mnist(const std::string& dir) {
   for (const char* name : kFashionFiles) {
     std::filesystem::path base = std::filesystem::path(dir) / name;
     std::string gz = base.string() + ".gz";
-    if (std::filesystem::exists(gz, ec)) paths.push_back(gz);
-    else if (std::filesystem::exists(base, ec)) paths.push_back(base.string());
-    else throw DataError(fmt::format("fashion-mnist: '{}' not found; {}", gz, kInstall));
+    if (std::filesystem::exists(gz, ec))
+      paths.push_back(gz);
+    else if (std::filesystem::exists(base, ec))
+      paths.push_back(base.string());
+    else
+      throw DataError(fmt::format("fashion-mnist: '{}' not found; {}", gz, kInstall));
   }
   Dataset ds = load_idx(paths);
   ds.name = "fashion-mnist";
@@ -194,9 +206,10 @@ Dataset load_fashion_mnist(const std::string& dir) {
     const std::vector<int32_t>& labels = split == 0 ? ds.train.labels : ds.test.labels;
     for (size_t i = 0; i < labels.size(); ++i)
       if (labels[i] >= 10)
-        throw DataError(fmt::format("{}: label {} at index {} is out of range; Fashion-MNIST has "
-                                    "10 classes, so this is not a Fashion-MNIST file",
-                                    paths[2 * split + 1], labels[i], i));
+        throw DataError(
+            fmt::format("{}: label {} at index {} is out of range; Fashion-MNIST has "
+                        "10 classes, so this is not a Fashion-MNIST file",
+                        paths[2 * split + 1], labels[i], i));
   }
   ds.classes = 10;
   return ds;

@@ -23,7 +23,8 @@ class Rng {
   // from (seed, stream) so that they never overlap in practice.
   explicit Rng(uint64_t seed, uint64_t stream = 0) {
     uint64_t sm = seed ^ (stream * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL);
-    for (uint64_t& w : s_) w = splitmix64(sm);
+    for (uint64_t& w : s_)
+      w = splitmix64(sm);
   }
 
   uint64_t next_u64() {
@@ -55,7 +56,8 @@ class Rng {
   // whose last bits differ between math libraries; additions are IEEE-exact everywhere.
   double normal() {
     double sum = 0.0;
-    for (int i = 0; i < 12; ++i) sum += uniform01();
+    for (int i = 0; i < 12; ++i)
+      sum += uniform01();
     return sum - 6.0;
   }
 

@@ -12,8 +12,8 @@
 
 namespace dsgd {
 
-DataParallelSampler::DataParallelSampler(int64_t num_samples, int64_t global_batch,
-                                         bool shuffle, uint64_t seed)
+DataParallelSampler::DataParallelSampler(int64_t num_samples, int64_t global_batch, bool shuffle,
+                                         uint64_t seed)
     : num_samples_(num_samples), global_batch_(global_batch), shuffle_(shuffle), seed_(seed) {
   if (num_samples < 1)
     throw UsageError(fmt::format(
@@ -50,9 +50,10 @@ DataParallelSampler::Batch DataParallelSampler::batch(int64_t step) {
 
 std::pair<int64_t, int64_t> DataParallelSampler::slice(int64_t batch_size, int rank, int world) {
   if (world < 1 || rank < 0 || rank >= world || batch_size < 0)
-    throw UsageError(fmt::format("cannot slice a batch of {} for rank {} of {}: need 0 <= rank "
-                                 "< world and batch >= 0",
-                                 batch_size, rank, world));
+    throw UsageError(
+        fmt::format("cannot slice a batch of {} for rank {} of {}: need 0 <= rank "
+                    "< world and batch >= 0",
+                    batch_size, rank, world));
   int64_t base = batch_size / world, extra = batch_size % world;
   int64_t begin = rank * base + std::min<int64_t>(rank, extra);
   return {begin, begin + base + (rank < extra ? 1 : 0)};

@@ -66,14 +66,14 @@ SyntheticParams parse_params(std::string_view options, const std::string& spec) 
   size_t start = 0;
   while (start <= options.size()) {
     size_t comma = options.find(',', start);
-    std::string_view item = options.substr(start, comma == std::string_view::npos ? comma
-                                                                                   : comma - start);
+    std::string_view item =
+        options.substr(start, comma == std::string_view::npos ? comma : comma - start);
     start = comma == std::string_view::npos ? options.size() + 1 : comma + 1;
     size_t eq = item.find('=');
     std::string_view key = item.substr(0, eq);
     if (eq == std::string_view::npos)
-      throw UsageError(fmt::format("data spec '{}': '{}' is not key=value; valid keys are {}",
-                                   spec, item, kKeys));
+      throw UsageError(fmt::format("data spec '{}': '{}' is not key=value; valid keys are {}", spec,
+                                   item, kKeys));
     std::string_view value = item.substr(eq + 1);
     if (key == "train") {
       parse_int(spec, key, value, 1, kMaxSamples, p.train);
@@ -93,8 +93,8 @@ SyntheticParams parse_params(std::string_view options, const std::string& spec) 
       if (!parse_whole(value, v)) bad_value(spec, key, value, "an integer >= 0");
       p.seed = v;
     } else {
-      throw UsageError(fmt::format("data spec '{}': unknown key '{}'; valid keys are {}", spec,
-                                   key, kKeys));
+      throw UsageError(
+          fmt::format("data spec '{}': unknown key '{}'; valid keys are {}", spec, key, kKeys));
     }
   }
   if ((p.train + p.test) * p.features > kMaxValues)
@@ -121,24 +121,31 @@ Generator make_generator(const SyntheticParams& p) {
   g.c = p.classes;
   Rng rng(p.seed, 0);
   g.basis.resize(static_cast<size_t>(g.d * g.l));
-  for (double& v : g.basis) v = rng.normal();
+  for (double& v : g.basis)
+    v = rng.normal();
   // Modified Gram-Schmidt on the columns; a normal matrix is full rank with probability 1.
   for (int64_t j = 0; j < g.l; ++j) {
     for (int64_t k = 0; k < j; ++k) {
       double dot = 0;
-      for (int64_t i = 0; i < g.d; ++i) dot += g.basis[i * g.l + j] * g.basis[i * g.l + k];
-      for (int64_t i = 0; i < g.d; ++i) g.basis[i * g.l + j] -= dot * g.basis[i * g.l + k];
+      for (int64_t i = 0; i < g.d; ++i)
+        dot += g.basis[i * g.l + j] * g.basis[i * g.l + k];
+      for (int64_t i = 0; i < g.d; ++i)
+        g.basis[i * g.l + j] -= dot * g.basis[i * g.l + k];
     }
     double norm = 0;
-    for (int64_t i = 0; i < g.d; ++i) norm += g.basis[i * g.l + j] * g.basis[i * g.l + j];
+    for (int64_t i = 0; i < g.d; ++i)
+      norm += g.basis[i * g.l + j] * g.basis[i * g.l + j];
     norm = std::sqrt(norm);
-    for (int64_t i = 0; i < g.d; ++i) g.basis[i * g.l + j] /= norm;
+    for (int64_t i = 0; i < g.d; ++i)
+      g.basis[i * g.l + j] /= norm;
   }
   g.centres.resize(static_cast<size_t>(g.c * kBlobsPerClass * g.l));
-  for (double& v : g.centres) v = rng.normal();
+  for (double& v : g.centres)
+    v = rng.normal();
   g.teacher.resize(static_cast<size_t>(g.d));
   double scale = 1.0 / std::sqrt(static_cast<double>(g.d));
-  for (double& v : g.teacher) v = rng.normal() * scale;
+  for (double& v : g.teacher)
+    v = rng.normal() * scale;
   g.bias = rng.normal();
   return g;
 }
@@ -148,8 +155,10 @@ Split make_split(const Generator& g, int64_t n, double noise, Task task, uint64_
   Rng rng(seed, stream);
   Split s;
   s.x = Tensor({n, g.d});
-  if (task == Task::classification) s.labels.resize(static_cast<size_t>(n));
-  else s.targets.resize(static_cast<size_t>(n));
+  if (task == Task::classification)
+    s.labels.resize(static_cast<size_t>(n));
+  else
+    s.targets.resize(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) {
     auto y = static_cast<int64_t>(rng.uniform_index(static_cast<uint64_t>(g.c)));
     auto k = static_cast<int64_t>(rng.uniform_index(kBlobsPerClass));
@@ -157,14 +166,16 @@ Split make_split(const Generator& g, int64_t n, double noise, Task task, uint64_
     float* row = s.x.data() + r * g.d;
     for (int64_t i = 0; i < g.d; ++i) {
       double v = 0;
-      for (int64_t j = 0; j < g.l; ++j) v += g.basis[i * g.l + j] * centre[j];
+      for (int64_t j = 0; j < g.l; ++j)
+        v += g.basis[i * g.l + j] * centre[j];
       row[i] = static_cast<float>(v + noise * rng.normal());
     }
     if (task == Task::classification) {
       s.labels[r] = static_cast<int32_t>(y);
     } else {
       double t = g.bias;
-      for (int64_t i = 0; i < g.d; ++i) t += static_cast<double>(row[i]) * g.teacher[i];
+      for (int64_t i = 0; i < g.d; ++i)
+        t += static_cast<double>(row[i]) * g.teacher[i];
       s.targets[r] = static_cast<float>(t + noise * rng.normal());
     }
   }

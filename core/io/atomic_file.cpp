@@ -15,7 +15,9 @@
 namespace dsgd {
 namespace {
 
-std::string errno_text(int err) { return std::generic_category().message(err); }
+std::string errno_text(int err) {
+  return std::generic_category().message(err);
+}
 
 std::string directory_of(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();

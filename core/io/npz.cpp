@@ -35,7 +35,8 @@ T load_le(const char* p) {
   std::memcpy(&v, p, sizeof v);
   if constexpr (std::endian::native == std::endian::big) {
     auto* b = reinterpret_cast<unsigned char*>(&v);
-    for (size_t i = 0; i < sizeof v / 2; ++i) std::swap(b[i], b[sizeof v - 1 - i]);
+    for (size_t i = 0; i < sizeof v / 2; ++i)
+      std::swap(b[i], b[sizeof v - 1 - i]);
   }
   return v;
 }
@@ -44,7 +45,8 @@ template <typename T>
 void store_le(char* p, T v) {
   if constexpr (std::endian::native == std::endian::big) {
     auto* b = reinterpret_cast<unsigned char*>(&v);
-    for (size_t i = 0; i < sizeof v / 2; ++i) std::swap(b[i], b[sizeof v - 1 - i]);
+    for (size_t i = 0; i < sizeof v / 2; ++i)
+      std::swap(b[i], b[sizeof v - 1 - i]);
   }
   std::memcpy(p, &v, sizeof v);
 }
@@ -82,8 +84,10 @@ class HeaderParser {
         malformed(fmt::format("unexpected key '{}'", key));
       }
       skip_space();
-      if (peek() == ',') ++pos_;
-      else if (peek() != '}') malformed("expected ',' or '}'");
+      if (peek() == ',')
+        ++pos_;
+      else if (peek() != '}')
+        malformed("expected ',' or '}'");
     }
     ++pos_;
     skip_space();
@@ -98,8 +102,7 @@ class HeaderParser {
     throw DataError(fmt::format("{} {}", where_, what));
   }
   [[noreturn]] void malformed(const std::string& why) {
-    fail(fmt::format("has a malformed .npy header ({}); save it again with np.save/np.savez",
-                     why));
+    fail(fmt::format("has a malformed .npy header ({}); save it again with np.save/np.savez", why));
   }
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_space() {
@@ -122,8 +125,13 @@ class HeaderParser {
     return out;
   }
   bool parse_bool() {
-    if (s_.substr(pos_, 4) == "True") return pos_ += 4, true;
-    if (s_.substr(pos_, 5) == "False") return pos_ += 5, false;
+    for (bool value : {true, false}) {
+      std::string_view word = value ? "True" : "False";
+      if (s_.substr(pos_, word.size()) == word) {
+        pos_ += word.size();
+        return value;
+      }
+    }
     malformed("'fortran_order' must be True or False");
   }
   Shape parse_shape() {
@@ -141,8 +149,10 @@ class HeaderParser {
       if (pos_ == start) malformed("'shape' must be a tuple of non-negative integers");
       shape.push_back(v);
       skip_space();
-      if (peek() == ',') ++pos_;
-      else if (peek() != ')') malformed("expected ',' or ')' in 'shape'");
+      if (peek() == ',')
+        ++pos_;
+      else if (peek() != ')')
+        malformed("expected ',' or ')' in 'shape'");
     }
     ++pos_;
     return shape;
@@ -179,8 +189,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 std::string encode_npy(const Tensor& tensor) {
-  std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_str(tensor.shape()));
+  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}",
+                                 shape_str(tensor.shape()));
   // magic(6) + version(2) + length(2) + dict + padding + '\n' is a multiple of kAlign.
   size_t unpadded = kMagicBytes + 4 + dict.size() + 1;
   size_t header_bytes = (unpadded + kAlign - 1) / kAlign * kAlign;
@@ -194,7 +204,8 @@ std::string encode_npy(const Tensor& tensor) {
   store_le<uint16_t>(out.data() + 8, static_cast<uint16_t>(dict.size()));
   std::memcpy(out.data() + 10, dict.data(), dict.size());
   char* p = out.data() + header_bytes;
-  for (float v : tensor.span()) store_le<float>(p, v), p += 4;
+  for (float v : tensor.span())
+    store_le<float>(p, v), p += 4;
   return out;
 }
 
@@ -251,9 +262,11 @@ Tensor decode_npy(std::string_view bytes, const std::string& where) {
   std::vector<float> values(numel);
   const char* p = bytes.data() + data_start;
   if (item_bytes == 4) {
-    for (size_t i = 0; i < numel; ++i) values[i] = load_le<float>(p + 4 * i);
+    for (size_t i = 0; i < numel; ++i)
+      values[i] = load_le<float>(p + 4 * i);
   } else {
-    for (size_t i = 0; i < numel; ++i) values[i] = static_cast<float>(load_le<double>(p + 8 * i));
+    for (size_t i = 0; i < numel; ++i)
+      values[i] = static_cast<float>(load_le<double>(p + 8 * i));
   }
   return Tensor(shape, std::move(values));
 }
@@ -263,17 +276,18 @@ std::vector<NamedTensor> read_npz(const std::string& path) {
   ZipPtr za(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!za) {
     if (code == ZIP_ER_NOENT)
-      throw DataError(fmt::format("cannot read '{}': No such file or directory; check the path",
-                                  path));
+      throw DataError(
+          fmt::format("cannot read '{}': No such file or directory; check the path", path));
     std::error_code ec;
     if (code == ZIP_ER_NOZIP && std::filesystem::file_size(path, ec) == 0 && !ec)
-      throw DataError(fmt::format("{}: the file is empty, not a .npz archive; save parameters "
-                                  "with np.savez or dsgd --save",
-                                  path));
+      throw DataError(
+          fmt::format("{}: the file is empty, not a .npz archive; save parameters "
+                      "with np.savez or dsgd --save",
+                      path));
     if (code == ZIP_ER_NOZIP || code == ZIP_ER_INCONS)
-      throw DataError(fmt::format(
-          "{}: not a .npz archive ({}); save parameters with np.savez or dsgd --save", path,
-          zip_error_text(code)));
+      throw DataError(
+          fmt::format("{}: not a .npz archive ({}); save parameters with np.savez or dsgd --save",
+                      path, zip_error_text(code)));
     throw DataError(fmt::format("cannot read '{}': {}", path, zip_error_text(code)));
   }
   zip_int64_t count = zip_get_num_entries(za.get(), 0);
@@ -286,8 +300,8 @@ std::vector<NamedTensor> read_npz(const std::string& path) {
     if (ends_with(entry, "/")) continue;  // a directory record, written by some zip tools
     std::string where = fmt::format("{}: entry '{}'", path, entry);
     if (!ends_with(entry, ".npy"))
-      throw DataError(fmt::format("{} is not a .npy array; an .npz holds only NAME.npy entries",
-                                  where));
+      throw DataError(
+          fmt::format("{} is not a .npy array; an .npz holds only NAME.npy entries", where));
     std::string name = entry.substr(0, entry.size() - 4);
     where = fmt::format("{}: entry '{}'", path, name);
     if (!seen.insert(name).second)
@@ -305,14 +319,14 @@ std::vector<NamedTensor> read_npz(const std::string& path) {
     while (got < st.size) {
       zip_int64_t n = zip_fread(file.get(), bytes.data() + got, st.size - got);
       if (n < 0)
-        throw DataError(fmt::format("{} is corrupt ({}); save it again", where,
-                                    zip_file_strerror(file.get())));
+        throw DataError(
+            fmt::format("{} is corrupt ({}); save it again", where, zip_file_strerror(file.get())));
       if (n == 0) break;
       got += static_cast<zip_uint64_t>(n);
     }
     if (got != st.size)
-      throw DataError(fmt::format("{} is truncated: expected {} bytes, found {}", where, st.size,
-                                  got));
+      throw DataError(
+          fmt::format("{} is truncated: expected {} bytes, found {}", where, st.size, got));
     out.push_back({name, decode_npy(bytes, where)});
   }
   return out;
@@ -322,17 +336,18 @@ void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors)
   std::set<std::string> seen;
   for (const NamedTensor& t : tensors) {
     if (t.name.empty() || t.name.find('\0') != std::string::npos)
-      throw UsageError(fmt::format("cannot save '{}': a tensor has an empty name; name every tensor",
-                                   path));
+      throw UsageError(
+          fmt::format("cannot save '{}': a tensor has an empty name; name every tensor", path));
     if (!seen.insert(t.name).second)
-      throw UsageError(fmt::format("cannot save '{}': two tensors are named '{}'; names must be unique",
-                                   path, t.name));
+      throw UsageError(fmt::format(
+          "cannot save '{}': two tensors are named '{}'; names must be unique", path, t.name));
   }
   // Build the archive in memory, then write it in one atomic step: a failure at any point
   // leaves the old file (or no file) in place, never a half-written archive.
   std::vector<std::string> blobs;
   blobs.reserve(tensors.size());
-  for (const NamedTensor& t : tensors) blobs.push_back(encode_npy(t.tensor));
+  for (const NamedTensor& t : tensors)
+    blobs.push_back(encode_npy(t.tensor));
 
   auto fail = [&](const std::string& why) -> DataError {
     return DataError(fmt::format("cannot write '{}': {}", path, why));
