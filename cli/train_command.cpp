@@ -19,6 +19,7 @@
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "sim/link_model.h"
+#include "sim/network.h"
 
 namespace dsgd::cli {
 namespace {
@@ -59,7 +60,7 @@ TrainConfig build_config(const TrainFlags& f) {
 }
 
 void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& config,
-                   const TrainResult& r, const sim::LinkParams& link, double total_s) {
+                   const TrainResult& r, const sim::LinkSpec& link, double total_s) {
   fmt::print("\n{} on {} {} node{}: {} on {} ({} train / {} test), global batch {}, {} steps\n",
              "dsgd train", f.nodes, f.backend == "sim" ? "simulated" : "MPI",
              f.nodes == 1 ? "" : "s", config.model.str(), data.name, data.train.size(),
@@ -128,8 +129,8 @@ int run_train(const TrainFlags& f) {
         fmt::format("--nodes {}: use 1 to {} simulated nodes", f.nodes, sim::kMaxNodes));
   if (!(f.lr > 0) || !std::isfinite(f.lr))
     throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
-  sim::LinkParams link{.latency_s = sim::parse_duration_s(f.latency, "--latency"),
-                       .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")};
+  sim::LinkSpec link{.latency_s = sim::parse_duration_s(f.latency, "--latency"),
+                     .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")};
   const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
   if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 30s");
   TrainConfig config = build_config(f);
@@ -139,8 +140,8 @@ int run_train(const TrainFlags& f) {
   set_blas_threads(1);  // every node is a thread already
   // linear is a regression model (MSE) on data that have targets (synthetic, CSV); on
   // image data it regresses one-hot labels, a classic first exercise.
-  const bool regression = uses_mse(config.model) && (f.data.rfind("csv", 0) == 0 ||
-                                                     f.data.rfind("synthetic", 0) == 0);
+  const bool regression =
+      uses_mse(config.model) && (f.data.rfind("csv", 0) == 0 || f.data.rfind("synthetic", 0) == 0);
   const Dataset data =
       load_dataset(f.data, {.task = regression ? Task::regression : Task::classification});
   validate(config, data);
@@ -159,7 +160,7 @@ int run_train(const TrainFlags& f) {
   sim::ClusterOptions options{
       .nodes = f.nodes,
       .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
-  options.node.link = link;
+  options.network.link = link;
   const bool hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
     TrainHooks hooks;
     if (comm.rank() == 0)

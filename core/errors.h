@@ -50,4 +50,11 @@ class TimeoutError : public CommError {
   using CommError::CommError;
 };
 
+// Every live rank is blocked and nothing is in flight: nobody can ever proceed. The
+// message names the wait-for cycle ("rank 0 waits in recv from rank 1, tag 0; ...").
+class DeadlockError : public CommError {
+ public:
+  explicit DeadlockError(const std::string& what) : CommError(what, -1) {}
+};
+
 }  // namespace dsgd

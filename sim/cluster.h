@@ -1,13 +1,17 @@
 // The launcher of a simulated cluster: starts N nodes (threads of this process, each
 // with its own TCP endpoint on 127.0.0.1), wires them into a full mesh, runs the same
 // node function on each, and rethrows the first failure after stopping the others.
-// Not a scheduler: every node runs until its function returns or the run is aborted.
+// A watchdog reports a deadlock (every running rank blocked, nothing in flight) instead
+// of letting the run hang. Not a scheduler: every node runs until its function returns.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 
 #include "core/comm/communicator.h"
+#include "sim/control.h"
+#include "sim/network.h"
 #include "sim/node.h"
 
 namespace dsgd::sim {
@@ -16,16 +20,22 @@ inline constexpr int kMaxNodes = 256;
 
 struct ClusterOptions {
   int nodes = 4;
-  NodeOptions node;
-  std::chrono::milliseconds timeout{30000};  // deadline of every blocking call
-  EventSink* events = nullptr;               // shared by all nodes; must be thread-safe
+  NetworkConfig network;                      // links, topology, jitter, loss, outages
+  NodeOptions node;                           // every node ...
+  std::map<int, NodeOptions> node_overrides;  // ... except these (stragglers, crashes)
+  std::chrono::milliseconds timeout{30000};   // deadline of every blocking call
+  EventSink* events = nullptr;                // shared by all nodes; must be thread-safe
+  SimControl* control = nullptr;              // pause, speed, step mode (optional)
+  bool detect_deadlock = true;
 };
 
 using NodeFunction = std::function<void(Communicator&)>;
 
 // Runs `fn` on every node and returns when all are done. If a node throws, the others
 // are aborted (their pending calls fail with a CommError naming that node) and the
-// first exception is rethrown here. UsageError for a node count outside 1..kMaxNodes.
+// first exception is rethrown here; a crash fault instead drops the node's connections,
+// so the others find out as they would over a network. DeadlockError when every running
+// node is blocked for good. UsageError for a node count outside 1..kMaxNodes.
 void run_cluster(const ClusterOptions& options, const NodeFunction& fn);
 
 }  // namespace dsgd::sim

@@ -23,7 +23,7 @@ T get(const uint8_t* p) {
 }  // namespace
 
 // Layout: magic u32 | kind u8 | 3 reserved | source i32 | tag i32 | seq u64 |
-//         deliver_at_ns i64 | length u64
+//         visible_ns i64 | model_ns i64 | length u64
 HeaderBytes encode_header(const FrameHeader& h) {
   HeaderBytes b{};
   put<uint32_t>(&b[0], kFrameMagic);
@@ -31,8 +31,9 @@ HeaderBytes encode_header(const FrameHeader& h) {
   put<uint32_t>(&b[8], static_cast<uint32_t>(h.source));
   put<uint32_t>(&b[12], static_cast<uint32_t>(h.tag));
   put<uint64_t>(&b[16], h.seq);
-  put<uint64_t>(&b[24], static_cast<uint64_t>(h.deliver_at_ns));
-  put<uint64_t>(&b[32], h.length);
+  put<uint64_t>(&b[24], static_cast<uint64_t>(h.visible_ns));
+  put<uint64_t>(&b[32], static_cast<uint64_t>(h.model_ns));
+  put<uint64_t>(&b[40], h.length);
   return b;
 }
 
@@ -52,8 +53,9 @@ std::optional<FrameHeader> decode_header(const HeaderBytes& b, std::string* why)
   h.source = static_cast<int32_t>(get<uint32_t>(&b[8]));
   h.tag = static_cast<int32_t>(get<uint32_t>(&b[12]));
   h.seq = get<uint64_t>(&b[16]);
-  h.deliver_at_ns = static_cast<int64_t>(get<uint64_t>(&b[24]));
-  h.length = get<uint64_t>(&b[32]);
+  h.visible_ns = static_cast<int64_t>(get<uint64_t>(&b[24]));
+  h.model_ns = static_cast<int64_t>(get<uint64_t>(&b[32]));
+  h.length = get<uint64_t>(&b[40]);
   if (h.length > kMaxFrameBytes || h.length % sizeof(float) != 0) {
     *why = fmt::format("frame length {} bytes is over the {} byte limit or not whole floats",
                        h.length, kMaxFrameBytes);

@@ -1,4 +1,4 @@
-// Wire frames of the simulated transport: a fixed 40-byte little-endian header, then
+// Wire frames of the simulated transport: a fixed 48-byte little-endian header, then
 // `length` payload bytes. decode_header() checks magic, kind and length *before* the
 // receiver allocates anything, so a foreign or corrupt peer cannot make it allocate.
 // Not a general serializer: payloads are raw float32 arrays.
@@ -13,7 +13,7 @@
 namespace dsgd::sim {
 
 inline constexpr uint32_t kFrameMagic = 0x44534744;  // "DSGD" read as little-endian bytes
-inline constexpr size_t kFrameHeaderBytes = 40;
+inline constexpr size_t kFrameHeaderBytes = 48;
 inline constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 31;  // 2 GiB: larger is refused
 
 enum class FrameKind : uint8_t { hello = 1, data = 2 };
@@ -22,9 +22,10 @@ struct FrameHeader {
   FrameKind kind = FrameKind::data;
   int32_t source = 0;
   int32_t tag = 0;
-  uint64_t seq = 0;           // per (source, destination) sequence number, from 0
-  int64_t deliver_at_ns = 0;  // steady-clock time the link model says it arrives; 0: now
-  uint64_t length = 0;        // payload bytes, a multiple of 4 (float32)
+  uint64_t seq = 0;        // per (source, destination) sequence number, from 0
+  int64_t visible_ns = 0;  // network-clock time (ns) the link model says it arrives
+  int64_t model_ns = 0;    // model time (ns) it arrives
+  uint64_t length = 0;     // payload bytes, a multiple of 4 (float32)
 };
 
 using HeaderBytes = std::array<uint8_t, kFrameHeaderBytes>;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -9,10 +10,15 @@
 
 namespace dsgd::sim {
 
-Mailbox::Mailbox(int rank, int world) : rank_(rank), lost_(world) {}
+Mailbox::Mailbox(int rank, int world, const NetClock& clock)
+    : rank_(rank), clock_(clock), lost_(world) {}
 
 bool Mailbox::fits(const OpState& op, const Message& m) const {
   return (op.peer == kAnySource || op.peer == m.source) && op.tag == m.tag;
+}
+
+bool Mailbox::visible_locked(const Message& m, double net_now) const {
+  return mode_ == GateMode::step ? m.released : m.visible_net_s <= net_now;
 }
 
 void Mailbox::fill_locked(OpState& op, Message& m) {
@@ -26,12 +32,48 @@ void Mailbox::fill_locked(OpState& op, Message& m) {
   }
   if (count) std::memcpy(op.buffer.data(), m.payload.data(), count * sizeof(float));
   op.status = {m.source, m.tag, count};
+  op.model_s = m.model_s;
   complete_locked(op, nullptr);
 }
 
 void Mailbox::complete_locked(OpState& op, std::exception_ptr error) {
   op.done = true;
   op.error = std::move(error);
+}
+
+void Mailbox::progress_locked() {
+  if (posted_.empty() || arrived_.empty()) return;
+  const double now = mode_ == GateMode::run ? clock_.now_s() : 0.0;
+  while (true) {
+    auto best_m = arrived_.end();
+    auto best_op = posted_.end();
+    for (auto m = arrived_.begin(); m != arrived_.end(); ++m) {
+      if (!visible_locked(*m, now)) continue;
+      if (best_m != arrived_.end() && m->visible_net_s >= best_m->visible_net_s) continue;
+      auto op =
+          std::find_if(posted_.begin(), posted_.end(), [&](const auto& o) { return fits(*o, *m); });
+      if (op == posted_.end()) continue;
+      best_m = m;
+      best_op = op;
+    }
+    if (best_m == arrived_.end()) return;
+    fill_locked(**best_op, *best_m);
+    arrived_.erase(best_m);
+    posted_.erase(best_op);
+  }
+}
+
+std::optional<double> Mailbox::next_visible_locked() const {
+  std::optional<double> next;
+  for (const Message& m : arrived_) {
+    if (next && m.visible_net_s >= *next) continue;
+    for (const auto& op : posted_)
+      if (fits(*op, m)) {
+        next = m.visible_net_s;
+        break;
+      }
+  }
+  return next;
 }
 
 std::exception_ptr Mailbox::lost_error_locked(const OpState& op) const {
@@ -42,8 +84,8 @@ std::exception_ptr Mailbox::lost_error_locked(const OpState& op) const {
                     op.is_recv ? "receive from" : "send to", op.tag, lost_[op.peer]),
         op.peer));
   // A receive from any source fails only when no other rank is left to send.
-  if (op.peer == kAnySource && lost_count_ >= static_cast<int>(lost_.size()) - 1 &&
-      lost_.size() > 1)
+  if (op.peer == kAnySource && lost_.size() > 1 &&
+      lost_count_ >= static_cast<int>(lost_.size()) - 1)
     return std::make_exception_ptr(
         CommError(fmt::format("rank {}: every other rank is lost; nobody can send", rank_), -1));
   return nullptr;
@@ -56,19 +98,17 @@ std::shared_ptr<OpState> Mailbox::post_recv(std::span<float> buffer, int source,
   op->tag = tag;
   op->buffer = buffer;
   std::lock_guard lock(mutex_);
-  // Messages that arrived before a peer was lost are still valid: look at them first.
-  auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
-                         [&](const Message& m) { return fits(*op, m); });
-  if (it != unexpected_.end()) {
-    fill_locked(*op, *it);
-    unexpected_.erase(it);
-    return op;
-  }
-  if (auto error = lost_error_locked(*op)) {
-    complete_locked(*op, error);
-    return op;
-  }
   posted_.push_back(op);
+  progress_locked();
+  if (op->done) return op;
+  // Messages that arrived before a peer was lost are still valid: only fail when none fits.
+  const bool held =
+      std::any_of(arrived_.begin(), arrived_.end(), [&](const Message& m) { return fits(*op, m); });
+  if (!held)
+    if (auto error = lost_error_locked(*op)) {
+      posted_.remove(op);
+      complete_locked(*op, error);
+    }
   return op;
 }
 
@@ -87,8 +127,47 @@ void Mailbox::check_can_send(int dst) {
 }
 
 bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point deadline) {
+  using namespace std::chrono_literals;
   std::unique_lock lock(mutex_);
-  return cv_.wait_until(lock, deadline, [&] { return op->done; });
+  waiting_on_ = op.get();
+  while (true) {
+    progress_locked();
+    if (op->done) break;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      waiting_on_ = nullptr;
+      return false;
+    }
+    Clock::time_point wake = deadline;
+    if (mode_ == GateMode::run) {
+      if (auto t = next_visible_locked()) {
+        if (clock_.paused()) {
+          wake = std::min(wake, now + 20ms);  // re-check: the clock may resume
+        } else {
+          const auto at = clock_.real_time_of(*t);
+          // Sleep to just before the arrival, then yield-spin to it: a sleeping thread
+          // wakes tens of microseconds late, and that error would add up hop by hop.
+          if (at - now < 250us) {
+            lock.unlock();
+            std::this_thread::yield();
+            lock.lock();
+            continue;
+          }
+          wake = std::min(wake, at - 200us);
+          wake = std::min(wake, now + 50ms);  // speed changes are picked up within 50 ms
+        }
+      }
+    }
+    cv_.wait_until(lock, wake);
+  }
+  waiting_on_ = nullptr;
+  return true;
+}
+
+bool Mailbox::poll(const std::shared_ptr<OpState>& op) {
+  std::lock_guard lock(mutex_);
+  progress_locked();
+  return op->done;
 }
 
 bool Mailbox::cancel_recv(const std::shared_ptr<OpState>& op) {
@@ -101,14 +180,8 @@ bool Mailbox::cancel_recv(const std::shared_ptr<OpState>& op) {
 void Mailbox::deliver(Message&& message) {
   {
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(posted_.begin(), posted_.end(),
-                           [&](const auto& op) { return fits(*op, message); });
-    if (it == posted_.end()) {
-      unexpected_.push_back(std::move(message));
-      return;
-    }
-    fill_locked(**it, message);
-    posted_.erase(it);
+    arrived_.push_back(std::move(message));
+    progress_locked();
   }
   cv_.notify_all();
 }
@@ -129,7 +202,11 @@ void Mailbox::peer_lost(int peer, const std::string& reason) {
     lost_[peer] = reason.empty() ? "connection closed" : reason;
     ++lost_count_;
     for (auto it = posted_.begin(); it != posted_.end();) {
-      if (auto error = lost_error_locked(**it)) {
+      const OpState& op = **it;
+      const bool held = std::any_of(arrived_.begin(), arrived_.end(),
+                                    [&](const Message& m) { return fits(op, m); });
+      auto error = held ? nullptr : lost_error_locked(op);
+      if (error) {
         complete_locked(**it, error);
         it = posted_.erase(it);
       } else {
@@ -150,6 +227,71 @@ void Mailbox::abort(const std::string& reason) {
     posted_.clear();
   }
   cv_.notify_all();
+}
+
+void Mailbox::set_mode(GateMode mode) {
+  {
+    std::lock_guard lock(mutex_);
+    mode_ = mode;
+    progress_locked();
+  }
+  cv_.notify_all();
+}
+
+void Mailbox::set_done() {
+  std::lock_guard lock(mutex_);
+  done_ = true;
+}
+
+void Mailbox::wake() {
+  cv_.notify_all();
+}
+
+Mailbox::Snapshot Mailbox::snapshot() {
+  std::lock_guard lock(mutex_);
+  Snapshot s;
+  s.done = done_;
+  if (waiting_on_ && !waiting_on_->done) {
+    s.waiting = true;
+    s.waiting_recv = waiting_on_->is_recv;
+    s.peer = waiting_on_->peer;
+    s.tag = waiting_on_->tag;
+    s.satisfiable = !waiting_on_->is_recv ||
+                    std::any_of(arrived_.begin(), arrived_.end(),
+                                [&](const Message& m) { return fits(*waiting_on_, m); });
+  }
+  for (const Message& m : arrived_) {
+    if (m.released) continue;
+    if (!s.next || std::tie(m.model_s, m.source, m.seq) <
+                       std::tie(s.next->model_s, s.next->source, s.next->seq)) {
+      Message copy;
+      copy.source = m.source;
+      copy.dest = m.dest;
+      copy.tag = m.tag;
+      copy.seq = m.seq;
+      copy.model_s = m.model_s;
+      copy.visible_net_s = m.visible_net_s;
+      copy.payload.assign(m.payload.begin(),
+                          m.payload.begin() + std::min<size_t>(4, m.payload.size()));
+      s.next = std::move(copy);
+      s.next_count = m.payload.size();
+    }
+  }
+  return s;
+}
+
+bool Mailbox::release(int source, uint64_t seq) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(arrived_.begin(), arrived_.end(), [&](const Message& m) {
+      return m.source == source && m.seq == seq && !m.released;
+    });
+    if (it == arrived_.end()) return false;
+    it->released = true;
+    progress_locked();
+  }
+  cv_.notify_all();
+  return true;
 }
 
 Status Mailbox::result(const OpState& op) {

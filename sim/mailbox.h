@@ -1,8 +1,9 @@
-// Mailbox: one simulated node's receive side and the state of its requests. Holds messages
-// that arrived before anyone asked for them ("unexpected"), receives posted but not yet
-// matched, and which peers are lost. Matching follows MPI: a message goes to the earliest
-// posted receive whose (source, tag) fits, and a receive takes the earliest fitting
-// message, so one sender's messages with one tag are received in the order sent.
+// Mailbox: one simulated node's receive side and the state of its requests. Messages are
+// handed in by the I/O thread as soon as their bytes arrive, but become visible only at
+// the time the link model says they arrive (or, in step mode, when the step gate releases
+// them). Matching follows MPI: a visible message goes to the earliest posted receive whose
+// (source, tag) fits; among visible messages the earliest to arrive is matched first, so
+// one sender's messages with one tag are received in the order sent.
 // Shared by the node's thread (post, wait) and its I/O thread (deliver, lost) under one lock.
 #pragma once
 
@@ -12,19 +13,25 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/comm/communicator.h"
+#include "sim/net_clock.h"
 
 namespace dsgd::sim {
 
 struct Message {
   int source = 0;
+  int dest = 0;
   int tag = 0;
   uint64_t seq = 0;
   std::vector<float> payload;
+  double visible_net_s = 0;  // network-clock time it arrives
+  double model_s = 0;        // model time it arrives
+  bool released = false;     // step mode: let through by the gate
 };
 
 // State of one isend or irecv, guarded by the owning Mailbox's lock.
@@ -35,18 +42,24 @@ struct OpState {
   std::span<float> buffer;  // receive buffer
   bool done = false;
   Status status;
+  double model_s = 0;  // receive: model time the matched message arrived
   std::exception_ptr error;
 };
 
+// How messages become visible: by the network clock, or one at a time by the step gate.
+enum class GateMode { run, step };
+
 class Mailbox {
  public:
-  Mailbox(int rank, int world);
+  Mailbox(int rank, int world, const NetClock& clock);
 
-  // Node thread. Matches an unexpected message at once if one fits.
+  // Node thread. Matches a visible message at once if one fits.
   std::shared_ptr<OpState> post_recv(std::span<float> buffer, int source, int tag);
   std::shared_ptr<OpState> new_send(int dst, int tag);
-  // Blocks until `op` is done or the deadline passes; returns false on timeout.
+  // Blocks until `op` is done or the deadline passes; returns false on timeout. While it
+  // blocks, the node counts as waiting on `op` (deadlock detection, step gate).
   bool wait_until(const std::shared_ptr<OpState>& op, Clock::time_point deadline);
+  bool poll(const std::shared_ptr<OpState>& op);  // non-blocking: done?
   // Withdraws a posted receive (after a timeout). Returns false if it completed meanwhile.
   bool cancel_recv(const std::shared_ptr<OpState>& op);
   // Throws the error of a failed send to `dst` before it is queued (peer lost, aborted).
@@ -59,23 +72,49 @@ class Mailbox {
   // Fails every pending and future operation with `reason` (the launcher's abort).
   void abort(const std::string& reason);
 
+  // Gate and monitor (any thread).
+  void set_mode(GateMode mode);
+  void set_done();
+  void wake();  // re-check the clock (pause, speed) and the gate
+  struct Snapshot {
+    bool done = false;
+    bool waiting = false;      // blocked in wait on an incomplete operation
+    bool satisfiable = false;  // some message held here fits the awaited receive
+    bool waiting_recv = false;
+    int peer = kAnySource, tag = 0;
+    // Earliest unreleased message (step mode), by (model time, source, seq).
+    std::optional<Message> next;  // payload: up to its first 4 values
+    size_t next_count = 0;        // next's full size in floats
+  };
+  Snapshot snapshot();
+  // Step mode: lets the message (source, seq) through. Returns false if it is not here.
+  bool release(int source, uint64_t seq);
+
   // Throws the stored error if `op` failed; returns its status otherwise. Caller holds no lock.
   static Status result(const OpState& op);
 
  private:
-  void complete_locked(OpState& op, std::exception_ptr error);
+  bool visible_locked(const Message& m, double net_now) const;
   bool fits(const OpState& op, const Message& m) const;
-  void fill_locked(OpState& op, Message& m);  // copies the payload, checks the size
+  void progress_locked();  // matches visible messages to posted receives
+  void fill_locked(OpState& op, Message& m);
+  void complete_locked(OpState& op, std::exception_ptr error);
   std::exception_ptr lost_error_locked(const OpState& op) const;
+  // Earliest network time a held message fitting a posted receive becomes visible.
+  std::optional<double> next_visible_locked() const;
 
   const int rank_;
+  const NetClock& clock_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<Message> unexpected_;
+  std::list<Message> arrived_;  // in arrival order
   std::list<std::shared_ptr<OpState>> posted_;
   std::vector<std::string> lost_;  // per peer: why it was lost, empty while alive
   int lost_count_ = 0;
   std::string aborted_;
+  GateMode mode_ = GateMode::run;
+  const OpState* waiting_on_ = nullptr;
+  bool done_ = false;
 };
 
 }  // namespace dsgd::sim

@@ -2,6 +2,8 @@
 
 #include <sys/prctl.h>
 
+#include <future>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
@@ -34,7 +36,7 @@ class SimRequest final : public RequestImpl {
   }
 
   bool test(Status* status) override {
-    if (!node_.mailbox_.wait_until(op_, Clock::time_point::min())) return false;
+    if (!node_.mailbox_.poll(op_)) return false;
     *status = finish();
     return true;
   }
@@ -42,8 +44,10 @@ class SimRequest final : public RequestImpl {
  private:
   Status finish() {
     Status status = Mailbox::result(*op_);  // throws the stored error
-    if (op_->is_recv && !reported_ && node_.events()) {
+    if (op_->is_recv && !reported_) {
       reported_ = true;
+      node_.observe_arrival(op_->model_s);
+      if (!node_.events()) return status;
       Event e{.kind = EventKind::recv_end,
               .peer = status.source,
               .tag = status.tag,
@@ -84,13 +88,18 @@ class SimRequest final : public RequestImpl {
 // Set-up
 // ---------------------------------------------------------------------------------------
 
-SimNode::SimNode(int rank, int world, const NodeOptions& options)
-    : rank_(rank), world_(world), options_(options), mailbox_(rank, world) {
+SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock)
+    : rank_(rank),
+      world_(world),
+      options_(options),
+      network_(network),
+      clock_(clock),
+      mailbox_(rank, world, clock) {
   acceptor_ =
       std::make_unique<tcp::acceptor>(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   peers_.reserve(world);
   for (int i = 0; i < world; ++i)
-    peers_.push_back(std::make_unique<Peer>(io_));
+    peers_.push_back(std::make_unique<Peer>());
 }
 
 SimNode::~SimNode() {
@@ -135,15 +144,34 @@ void SimNode::start() {
     if (peers_[p]->socket) read_header(p);
   work_.emplace(io_.get_executor());
   io_thread_ = std::thread([this] {
-    // Linux lets timers fire up to 50 us late by default; the link model wants them on time.
-    prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us
+    prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us instead of Linux's default 50 us
     io_.run();
   });
 }
 
-int64_t SimNode::now_ns() const {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
+// ---------------------------------------------------------------------------------------
+// Compute, model time and faults (rank thread)
+// ---------------------------------------------------------------------------------------
+
+void SimNode::on_compute(double measured_s, double flops) {
+  model_now_s_ += flops / (options_.gflops * 1e9) * options_.straggler;
+  if (options_.straggler > 1.0)
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(measured_s * (options_.straggler - 1)));
+  check_crash_time();
+}
+
+void SimNode::on_step(int64_t step) {
+  if (options_.crash_at_step && step >= *options_.crash_at_step) throw NodeCrashed{rank_};
+  check_crash_time();
+}
+
+void SimNode::check_crash_time() {
+  if (options_.crash_at_s && clock_.now_s() >= *options_.crash_at_s) throw NodeCrashed{rank_};
+}
+
+void SimNode::observe_arrival(double model_s) {
+  model_now_s_ = std::max(model_now_s_, model_s);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -151,6 +179,7 @@ int64_t SimNode::now_ns() const {
 // ---------------------------------------------------------------------------------------
 
 Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
+  check_crash_time();
   mailbox_.check_can_send(dst);
   Peer& peer = *peers_[dst];
   auto op = mailbox_.new_send(dst, tag);
@@ -167,40 +196,47 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
       e.preview[i] = data[i];
     emit(e);
   }
+  const double net_now = clock_.now_s();
   if (dst == rank_) {  // to itself: no socket, no link
-    mailbox_.deliver(Message{rank_, tag, peer.next_seq++, {data.begin(), data.end()}});
+    mailbox_.deliver(Message{.source = rank_,
+                             .dest = rank_,
+                             .tag = tag,
+                             .seq = peer.next_seq++,
+                             .payload = {data.begin(), data.end()},
+                             .visible_net_s = net_now,
+                             .model_s = model_now_s_});
     mailbox_.complete(op);
     return Request(std::make_shared<SimRequest>(*this, op), timeout());
   }
+  const Network::Arrival arrival =
+      network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
   FrameHeader header{.kind = FrameKind::data,
                      .source = rank_,
                      .tag = tag,
                      .seq = peer.next_seq++,
+                     .visible_ns = static_cast<int64_t>(arrival.net_s * 1e9),
+                     .model_ns = static_cast<int64_t>(arrival.model_s * 1e9),
                      .length = data.size_bytes()};
-  if (!options_.link.ideal()) {
-    const double now = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-    const double arrive = peer.link_clock.schedule(now, data.size_bytes(), options_.link);
-    header.deliver_at_ns = static_cast<int64_t>(arrive * 1e9);
-  }
   OutFrame frame{.header = encode_header(header)};
   if (data.size_bytes() <= options_.eager_bytes) {
     frame.owned.assign(data.begin(), data.end());
-    frame.data = frame.owned;
     mailbox_.complete(op);
   } else {
     frame.data = data;
     frame.op = op;
   }
   frames_queued_.fetch_add(1, std::memory_order_relaxed);
+  sent_.fetch_add(1, std::memory_order_release);
   asio::post(io_, [this, dst, frame = std::move(frame)]() mutable {
-    // The eager copy's vector moved with the frame; re-point the span at it.
-    if (!frame.owned.empty()) frame.data = frame.owned;
+    // The eager copy's vector moved with the frame; point the span at it here.
+    if (!frame.op) frame.data = frame.owned;
     enqueue(dst, std::move(frame));
   });
   return Request(std::make_shared<SimRequest>(*this, op), timeout());
 }
 
 Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
+  check_crash_time();
   if (events())
     emit({.kind = EventKind::recv_begin,
           .peer = src,
@@ -217,7 +253,7 @@ Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
 
 void SimNode::enqueue(int dst, OutFrame frame) {
   Peer& peer = *peers_[dst];
-  if (!peer.socket) {
+  if (!peer.socket || !peer.socket->is_open()) {
     frames_queued_.fetch_sub(1, std::memory_order_relaxed);
     if (frame.op)
       mailbox_.complete(frame.op,
@@ -250,6 +286,7 @@ void SimNode::write_next(int dst) {
       if (done.op)
         mailbox_.complete(done.op, std::make_exception_ptr(
                                        CommError(fmt::format("rank {}: {}", rank_, why), dst)));
+      p.writing = false;
       drop_peer(dst, why);
       return;
     }
@@ -293,38 +330,17 @@ void SimNode::read_payload(int src) {
                        return;
                      }
                      Peer& p = *peers_[src];
-                     Message m{src, p.in_frame.tag, p.in_frame.seq, std::move(p.in_payload)};
+                     mailbox_.deliver(Message{.source = src,
+                                              .dest = rank_,
+                                              .tag = p.in_frame.tag,
+                                              .seq = p.in_frame.seq,
+                                              .payload = std::move(p.in_payload),
+                                              .visible_net_s = p.in_frame.visible_ns * 1e-9,
+                                              .model_s = p.in_frame.model_ns * 1e-9});
                      p.in_payload = {};
-                     arrive(src, std::move(m), p.in_frame.deliver_at_ns);
+                     received_.fetch_add(1, std::memory_order_release);
                      read_header(src);
                    });
-}
-
-void SimNode::arrive(int src, Message message, int64_t deliver_at_ns) {
-  Peer& peer = *peers_[src];
-  // In order per link, as over TCP: never before the previous message from this peer.
-  deliver_at_ns = std::max(deliver_at_ns, peer.last_deliver_ns);
-  peer.last_deliver_ns = deliver_at_ns;
-  if (peer.held.empty() && deliver_at_ns <= now_ns()) {
-    mailbox_.deliver(std::move(message));
-    return;
-  }
-  peer.held.push_back({deliver_at_ns, std::move(message)});
-  if (peer.held.size() == 1) release_held(src);
-}
-
-void SimNode::release_held(int src) {
-  Peer& peer = *peers_[src];
-  const int64_t now = now_ns();
-  while (!peer.held.empty() && peer.held.front().deliver_at_ns <= now) {
-    mailbox_.deliver(std::move(peer.held.front().message));
-    peer.held.pop_front();
-  }
-  if (peer.held.empty()) return;
-  peer.hold_timer.expires_after(std::chrono::nanoseconds(peer.held.front().deliver_at_ns - now));
-  peer.hold_timer.async_wait([this, src](boost::system::error_code ec) {
-    if (!ec) release_held(src);
-  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -351,12 +367,6 @@ void SimNode::drop_peer(int peer_rank, const std::string& reason) {
               fmt::format("rank {}: lost rank {}: {}", rank_, peer_rank, reason), peer_rank)));
   }
   if (closing_.load()) return;
-  // Messages already here are still valid: deliver what was held back by the link model.
-  while (!peer.held.empty()) {
-    mailbox_.deliver(std::move(peer.held.front().message));
-    peer.held.pop_front();
-  }
-  peer.hold_timer.cancel();
   mailbox_.peer_lost(peer_rank, reason);
 }
 
@@ -382,14 +392,26 @@ void SimNode::abort(const std::string& reason) {
   });
 }
 
+void SimNode::crash() {
+  mailbox_.abort(fmt::format("rank {} crashed", rank_));
+  // Close the sockets from the I/O thread and wait until it did, so peers see EOF now.
+  std::promise<void> closed;
+  auto done = closed.get_future();
+  asio::post(io_, [this, &closed] {
+    closing_ = true;
+    for (int p = 0; p < world_; ++p)
+      if (peers_[p]->socket && peers_[p]->socket->is_open()) drop_peer(p, "crashed");
+    closed.set_value();
+  });
+  done.wait_for(std::chrono::seconds(5));
+}
+
 void SimNode::close() {
-  if (closing_.exchange(true)) return;
+  if (closing_.exchange(true) && !io_thread_.joinable()) return;
   if (io_thread_.joinable()) {
     asio::post(io_, [this] {
-      for (int p = 0; p < world_; ++p) {
+      for (int p = 0; p < world_; ++p)
         if (peers_[p]->socket) drop_peer(p, "closed");
-        peers_[p]->hold_timer.cancel();
-      }
       boost::system::error_code ignored;
       acceptor_->close(ignored);
     });

@@ -117,12 +117,14 @@ TEST_CASE("two isends in flight, waited in reverse order, do not deadlock", "[si
 TEST_CASE("a receive that nobody answers fails at its deadline", "[sim][timeout]") {
   const auto start = std::chrono::steady_clock::now();
   try {
-    sim::run_cluster({.nodes = 2, .timeout = 300ms}, [](Communicator& comm) {
-      if (comm.rank() == 1) {
-        std::vector<float> v(1);
-        comm.recv(v, 0, 3);  // rank 0 never sends
-      }
-    });
+    // Deadlock detection off: this checks the deadline itself.
+    sim::run_cluster({.nodes = 2, .timeout = 300ms, .detect_deadlock = false},
+                     [](Communicator& comm) {
+                       if (comm.rank() == 1) {
+                         std::vector<float> v(1);
+                         comm.recv(v, 0, 3);  // rank 0 never sends
+                       }
+                     });
     FAIL("expected a TimeoutError");
   } catch (const TimeoutError& e) {
     CHECK(e.peer() == 0);
@@ -156,7 +158,7 @@ TEST_CASE("node counts outside 1..256 are refused", "[sim]") {
 TEST_CASE("latency and bandwidth delay messages as the link model says", "[sim][link]") {
   // 5 ms latency, 8 Mbit/s: a 100 000-byte message occupies the link for 0.1 s.
   sim::ClusterOptions options{.nodes = 2};
-  options.node.link = {.latency_s = 0.005, .bandwidth_Bps = 1e6};
+  options.network.link = {.latency_s = 0.005, .bandwidth_Bps = 1e6};
   double small_s = 0, large_s = 0;
   sim::run_cluster(options, [&](Communicator& comm) {
     std::vector<float> small(1), large(25000);
@@ -204,7 +206,8 @@ TEST_CASE("frame headers round-trip and bad ones are rejected before allocation"
                      .source = 3,
                      .tag = 17,
                      .seq = 99,
-                     .deliver_at_ns = 123456789,
+                     .visible_ns = 123456789,
+                     .model_ns = 987654321,
                      .length = 4096};
   std::string why;
   auto back = sim::decode_header(sim::encode_header(h), &why);
@@ -212,7 +215,8 @@ TEST_CASE("frame headers round-trip and bad ones are rejected before allocation"
   CHECK(back->source == 3);
   CHECK(back->tag == 17);
   CHECK(back->seq == 99);
-  CHECK(back->deliver_at_ns == 123456789);
+  CHECK(back->visible_ns == 123456789);
+  CHECK(back->model_ns == 987654321);
   CHECK(back->length == 4096);
   auto bytes = sim::encode_header(h);
   bytes[0] ^= 0xff;
@@ -222,4 +226,36 @@ TEST_CASE("frame headers round-trip and bad ones are rejected before allocation"
   CHECK_FALSE(sim::decode_header(sim::encode_header(h), &why));
   h.length = 6;  // not whole floats
   CHECK_FALSE(sim::decode_header(sim::encode_header(h), &why));
+}
+
+TEST_CASE("two ranks that both receive first are reported as a deadlock, not a hang",
+          "[sim][deadlock]") {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    sim::run_cluster({.nodes = 2, .timeout = 20s}, [](Communicator& comm) {
+      std::vector<float> v(2);
+      comm.recv(v, 1 - comm.rank(), 0);
+      comm.send(v, 1 - comm.rank(), 0);
+    });
+    FAIL("expected a DeadlockError");
+  } catch (const DeadlockError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("rank 0 waits in recv from rank 1, tag 0") &&
+                             Catch::Contains("rank 1 waits in recv from rank 0, tag 0"));
+    CHECK(e.exit_code() == kExitComm);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+}
+
+TEST_CASE("a slow message is not mistaken for a deadlock", "[sim][deadlock]") {
+  sim::ClusterOptions options{.nodes = 2};
+  options.network.link.latency_s = 0.3;  // both ranks blocked 300 ms with a message in flight
+  std::vector<float> got(1);
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> v{42.0f};
+    if (comm.rank() == 0)
+      comm.send(v, 1);
+    else
+      comm.recv(got, 0);
+  });
+  CHECK(got[0] == 42.0f);
 }

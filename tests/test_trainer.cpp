@@ -158,7 +158,7 @@ TEST_CASE("communication time follows the link model: latency adds, bandwidth di
   std::vector<double> model;
   for (Case c : {Case{0.002, 0}, Case{0.008, 0}, Case{0.0, 0.5e6}, Case{0.0, 2e6}}) {
     sim::ClusterOptions options{.nodes = 4};
-    options.node.link = {.latency_s = c.latency_s, .bandwidth_Bps = c.bandwidth_Bps};
+    options.network.link = {.latency_s = c.latency_s, .bandwidth_Bps = c.bandwidth_Bps};
     double comm_s = 0, first_wall_s = 0, last_wall_s = 0;
     sim::run_cluster(options, [&](Communicator& comm) {
       TrainHooks hooks;
@@ -177,8 +177,8 @@ TEST_CASE("communication time follows the link model: latency adds, bandwidth di
     const double hop_bytes = 4 * params / 4;
     const double predicted =
         6 * (c.latency_s + (c.bandwidth_Bps > 0 ? hop_bytes / c.bandwidth_Bps : 0));
-    INFO("latency " << c.latency_s << " bandwidth " << c.bandwidth_Bps << ": comm "
-                    << per_step << " s, period " << period << " s, model " << predicted << " s");
+    INFO("latency " << c.latency_s << " bandwidth " << c.bandwidth_Bps << ": comm " << per_step
+                    << " s, period " << period << " s, model " << predicted << " s");
     CHECK(period >= 0.95 * predicted);
     CHECK(per_step >= 0.5 * predicted);
     CHECK(per_step <= 2.0 * predicted + 0.002);

@@ -97,6 +97,12 @@ class Communicator {
   // Payload bytes this rank has posted for sending (to other ranks) so far.
   uint64_t bytes_sent() const { return bytes_sent_; }
 
+  // Hooks the trainer calls so a backend can model compute: the simulator advances its
+  // model clock by flops / node speed, slows stragglers and fires crash faults. `step` is
+  // the 1-based step about to run. Default: nothing.
+  virtual void on_compute(double measured_s, double flops) {}
+  virtual void on_step(int64_t step) {}
+
   // Native collectives: a backend with its own (MPI_Allreduce, MPI_Bcast, ...) performs the
   // operation and returns true; Algorithm::native falls back to dsgd's own algorithm where
   // these return false. Arguments mean what they mean in collectives.h.

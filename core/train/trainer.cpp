@@ -143,7 +143,14 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
   TrainResult result;
   const Clock::time_point t0 = Clock::now();
 
+  // Multiply-adds per sample through every Linear layer: forward costs 2 flops each,
+  // backward about 4, the update about 4 per parameter. Backends use it for model time.
+  double macs = 0;
+  for (size_t l = 0; l + 1 < model.sizes().size(); ++l)
+    macs += double(model.sizes()[l]) * double(model.sizes()[l + 1]);
+
   for (int64_t step = 0; step < steps; ++step) {
+    comm.on_step(step + 1);
     const Clock::time_point step_start = Clock::now();
     const uint64_t bytes_before = comm.bytes_sent();
     comm.emit(
@@ -166,6 +173,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
       grads[p] = static_cast<float>(s.loss);
       grads[p + 1] = static_cast<float>(s.correct);
     }
+    comm.on_compute(std::chrono::duration<double>(Clock::now() - step_start).count(),
+                    6.0 * macs * double(n));
     comm.emit({.kind = EventKind::compute_end, .op = "forward_backward"});
     const Clock::time_point comm_start = Clock::now();
     const double forward_backward_s =
@@ -177,6 +186,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     comm.emit({.kind = EventKind::compute_begin, .op = "update"});
     sgd.step(model.values(), model.grads());
     const double update_s = seconds_since(update_start);
+    comm.on_compute(update_s, 4.0 * double(p));
     comm.emit({.kind = EventKind::compute_end, .op = "update"});
 
     StepMetrics m;

@@ -1,0 +1,121 @@
+#include "sim/control.h"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "sim/node.h"
+
+namespace dsgd::sim {
+namespace {
+
+// Sums of messages sent and received over the nodes.
+std::pair<uint64_t, uint64_t> traffic(const std::vector<SimNode*>& nodes) {
+  uint64_t sent = 0, received = 0;
+  for (SimNode* n : nodes)
+    sent += n->messages_sent();
+  for (SimNode* n : nodes)
+    received += n->messages_received();
+  return {sent, received};
+}
+
+}  // namespace
+
+void SimControl::set_speed(double speed) {
+  if (!(speed >= 0.001 && speed <= 1000))
+    throw UsageError(fmt::format("speed {}: use a factor from 0.001 to 1000", speed));
+  clock_.set_speed(speed);
+  std::lock_guard lock(mutex_);
+  for (SimNode* n : nodes_)
+    n->mailbox().wake();
+}
+
+void SimControl::set_step_mode(bool on) {
+  std::lock_guard lock(mutex_);
+  step_mode_ = on;
+  for (SimNode* n : nodes_)
+    n->mailbox().set_mode(on ? GateMode::step : GateMode::run);
+}
+
+bool SimControl::step_mode() const {
+  std::lock_guard lock(mutex_);
+  return step_mode_;
+}
+
+void SimControl::attach(std::vector<SimNode*> nodes) {
+  std::lock_guard lock(mutex_);
+  nodes_ = std::move(nodes);
+  for (SimNode* n : nodes_)
+    n->mailbox().set_mode(step_mode_ ? GateMode::step : GateMode::run);
+}
+
+void SimControl::detach() {
+  std::lock_guard lock(mutex_);
+  nodes_.clear();
+}
+
+std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard lock(mutex_);
+      if (nodes_.empty()) return std::nullopt;
+      // Quiescent: nothing in flight and every node not done is blocked. Only then is the
+      // set of pending messages complete, so the choice below does not depend on timing.
+      const auto before = traffic(nodes_);
+      bool quiet = before.first == before.second;
+      std::optional<Message> best;
+      size_t best_count = 0;
+      SimNode* owner = nullptr;
+      bool any_running = false;
+      for (SimNode* n : nodes_) {
+        Mailbox::Snapshot s = n->mailbox().snapshot();
+        if (!s.done && !s.waiting) any_running = true;
+        if (s.next &&
+            (!best || std::tie(s.next->model_s, s.next->source, s.next->dest, s.next->seq) <
+                          std::tie(best->model_s, best->source, best->dest, best->seq))) {
+          best = std::move(s.next);
+          best_count = s.next_count;
+          owner = n;
+        }
+      }
+      const auto after = traffic(nodes_);
+      quiet = quiet && after == before && !any_running;
+      if (quiet) {
+        if (!best) return std::nullopt;
+        if (owner->mailbox().release(best->source, best->seq))
+          return StepInfo{.source = best->source,
+                          .dest = best->dest,
+                          .tag = best->tag,
+                          .seq = best->seq,
+                          .count = best_count,
+                          .model_s = best->model_s,
+                          .preview = best->payload};
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> find_deadlock(const std::vector<SimNode*>& nodes) {
+  const auto before = traffic(nodes);
+  if (before.first != before.second) return std::nullopt;
+  std::string report;
+  int blocked = 0;
+  for (SimNode* n : nodes) {
+    Mailbox::Snapshot s = n->mailbox().snapshot();
+    if (s.done) continue;
+    if (!s.waiting || s.satisfiable || !s.waiting_recv) return std::nullopt;
+    ++blocked;
+    if (!report.empty()) report += "; ";
+    report +=
+        fmt::format("rank {} waits in recv from {}, tag {}", n->rank(),
+                    s.peer == kAnySource ? "any rank" : fmt::format("rank {}", s.peer), s.tag);
+  }
+  if (blocked == 0 || traffic(nodes) != before) return std::nullopt;
+  return "deadlock: every running rank is blocked and no message is in flight: " + report;
+}
+
+}  // namespace dsgd::sim

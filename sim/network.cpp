@@ -1,0 +1,181 @@
+// R = world size. Resources: mesh and racks keep one per directed pair (R*R, index
+// src*R+dst); switch keeps an uplink and a downlink per node; racks add one trunk per
+// direction between each pair of racks.
+#include "sim/network.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/data/rng.h"
+#include "core/errors.h"
+
+namespace dsgd::sim {
+
+const char* to_string(Topology t) {
+  switch (t) {
+    case Topology::mesh:
+      return "mesh";
+    case Topology::switch_:
+      return "switch";
+    case Topology::racks:
+      return "racks";
+  }
+  return "?";
+}
+
+Topology parse_topology(const std::string& text) {
+  if (text == "mesh") return Topology::mesh;
+  if (text == "switch") return Topology::switch_;
+  if (text == "racks") return Topology::racks;
+  throw UsageError(fmt::format("unknown topology '{}': use mesh, switch or racks", text));
+}
+
+bool NetworkConfig::ideal() const {
+  auto idle = [](const LinkSpec& l) {
+    return l.latency_s == 0 && l.bandwidth_Bps == 0 && l.jitter_s == 0 && l.loss == 0;
+  };
+  if (!idle(link) || !outages.empty()) return false;
+  if (topology == Topology::racks && !idle(trunk)) return false;
+  for (const auto& o : overrides)
+    if (o.latency_s.value_or(0) || o.bandwidth_Bps.value_or(0) || o.jitter_s.value_or(0) ||
+        o.loss.value_or(0))
+      return false;
+  return true;
+}
+
+Network::Network(NetworkConfig config, int world)
+    : config_(std::move(config)), world_(world), ideal_(config_.ideal()) {
+  if (config_.topology == Topology::racks && (config_.racks < 1 || config_.racks > world))
+    throw UsageError(
+        fmt::format("racks = {}: use 1 to {} racks for {} nodes", config_.racks, world, world));
+  links_.assign(size_t(world) * world, config_.link);
+  // Node overrides first (from or to == -1), then link overrides, in file order.
+  auto apply = [](LinkSpec& l, const LinkOverride& o) {
+    if (o.latency_s) l.latency_s = *o.latency_s;
+    if (o.bandwidth_Bps) l.bandwidth_Bps = *o.bandwidth_Bps;
+    if (o.jitter_s) l.jitter_s = *o.jitter_s;
+    if (o.loss) l.loss = *o.loss;
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& o : config_.overrides) {
+      const bool node_override = o.from < 0 || o.to < 0;
+      if (node_override != (pass == 0)) continue;
+      for (int s = 0; s < world; ++s)
+        for (int d = 0; d < world; ++d)
+          if ((o.from < 0 || o.from == s) && (o.to < 0 || o.to == d))
+            apply(links_[size_t(s) * world + d], o);
+    }
+  state_.resize(size_t(world) * world);
+  for (int s = 0; s < world; ++s)
+    for (int d = 0; d < world; ++d) {
+      uint64_t seed = config_.seed * 0x9e3779b97f4a7c15ULL + uint64_t(s) * world + d + 1;
+      state_[size_t(s) * world + d].rng_state = data::splitmix64(seed);
+    }
+  // Resources.
+  if (config_.topology == Topology::switch_) {
+    // Uplink of node i (index 2i) and downlink (2i+1), with the node's link bandwidth.
+    resources_.resize(2 * size_t(world));
+    for (int i = 0; i < world; ++i) {
+      resources_[2 * i].bandwidth_Bps = links_[size_t(i) * world + (i + 1) % world].bandwidth_Bps;
+      resources_[2 * i + 1].bandwidth_Bps =
+          links_[size_t((i + 1) % world) * world + i].bandwidth_Bps;
+    }
+  } else {
+    resources_.resize(size_t(world) * world);
+    for (size_t i = 0; i < resources_.size(); ++i)
+      resources_[i].bandwidth_Bps = links_[i].bandwidth_Bps;
+    if (config_.topology == Topology::racks) {
+      // One trunk per ordered pair of racks, after the pairwise links.
+      for (int a = 0; a < config_.racks * config_.racks; ++a)
+        resources_.push_back({.bandwidth_Bps = config_.trunk.bandwidth_Bps});
+    }
+  }
+}
+
+int Network::rack_of(int rank) const {
+  const int racks = std::max(config_.racks, 1);
+  return static_cast<int>(int64_t(rank) * racks / world_);
+}
+
+LinkSpec Network::link(int src, int dst) const {
+  LinkSpec l = links_[size_t(src) * world_ + dst];
+  if (config_.topology == Topology::racks && rack_of(src) != rack_of(dst)) {
+    l.latency_s += config_.trunk.latency_s;
+    if (config_.trunk.bandwidth_Bps > 0)
+      l.bandwidth_Bps = l.bandwidth_Bps > 0 ? std::min(l.bandwidth_Bps, config_.trunk.bandwidth_Bps)
+                                            : config_.trunk.bandwidth_Bps;
+  }
+  return l;
+}
+
+std::vector<int> Network::path(int src, int dst) const {
+  switch (config_.topology) {
+    case Topology::mesh:
+      return {src * world_ + dst};
+    case Topology::switch_:
+      return {2 * src, 2 * dst + 1};
+    case Topology::racks: {
+      const int a = rack_of(src), b = rack_of(dst);
+      if (a == b) return {src * world_ + dst};
+      return {src * world_ + dst, world_ * world_ + a * config_.racks + b};
+    }
+  }
+  return {};
+}
+
+double Network::outage_end(int src, int dst, double t) const {
+  // Messages handed over during an outage leave when it ends (outages may chain).
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (const auto& o : config_.outages) {
+      if (t < o.from_s || t >= o.until_s) continue;
+      for (auto [f, d] : o.links)
+        if (f == src && d == dst) {
+          t = o.until_s;
+          moved = true;
+        }
+    }
+  }
+  return t;
+}
+
+Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_now_s,
+                                   double model_now_s) {
+  if (ideal_) return {net_now_s, model_now_s};
+  const LinkSpec l = link(src, dst);
+  std::lock_guard lock(mutex_);
+  LinkState& st = state_[size_t(src) * world_ + dst];
+  // Per-message draws, in send order on this link: deterministic for a seed.
+  auto uniform = [&] {
+    return static_cast<double>(data::splitmix64(st.rng_state) >> 11) * 0x1.0p-53;
+  };
+  double extra = 0;
+  if (l.jitter_s > 0) extra += uniform() * l.jitter_s;
+  if (l.loss > 0)
+    for (int tries = 0; tries < 16 && uniform() < l.loss; ++tries)
+      extra += config_.rto_s;
+
+  const std::vector<int> hops = path(src, dst);
+  // The slowest bandwidth on the path sets the transfer time; every resource on the path
+  // is reserved for it, starting when all of them are free.
+  auto transfer = [&](double now, bool model) {
+    double start = outage_end(src, dst, now);
+    for (int r : hops)
+      start = std::max(start, model ? resources_[r].busy_model_s : resources_[r].busy_net_s);
+    const double seconds = l.bandwidth_Bps > 0 ? double(bytes) / l.bandwidth_Bps : 0.0;
+    for (int r : hops)
+      (model ? resources_[r].busy_model_s : resources_[r].busy_net_s) = start + seconds;
+    return start + seconds;
+  };
+  Arrival a;
+  a.net_s = std::max(transfer(net_now_s, false) + l.latency_s + extra, st.last_net_s);
+  a.model_s = std::max(transfer(model_now_s, true) + l.latency_s + extra, st.last_model_s);
+  st.last_net_s = a.net_s;
+  st.last_model_s = a.model_s;
+  return a;
+}
+
+}  // namespace dsgd::sim

@@ -1,0 +1,100 @@
+// Network: the simulated cluster's links, shared by all nodes of one process. For every
+// message it computes when it arrives, on two clocks: the network clock (wall time that
+// stops while paused and slows in slow motion) and model time (what the alpha-beta model
+// says, deterministic for a seed). Topologies, per-link and per-node overrides, jitter,
+// loss with retransmission, and links that go down are all here. Not a packet simulator:
+// a message reserves every resource on its path for bytes / (slowest bandwidth) at once.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/link_model.h"
+
+namespace dsgd::sim {
+
+enum class Topology {
+  mesh,     // every directed pair has its own link
+  switch_,  // every node has an uplink and a downlink to one switch, shared by its messages
+  racks,    // full mesh inside each rack; racks joined by one slower trunk per direction
+};
+const char* to_string(Topology t);
+Topology parse_topology(const std::string& text);  // "mesh" | "switch" | "racks"
+
+struct LinkSpec {
+  double latency_s = 0;      // one-way
+  double bandwidth_Bps = 0;  // 0 = unlimited
+  double jitter_s = 0;       // extra one-way delay, uniform in [0, jitter_s], per message
+  double loss = 0;           // probability a transmission is lost and resent after the RTO
+};
+
+// A link (or all links of a node) overridden: any field set replaces the default.
+struct LinkOverride {
+  int from = -1, to = -1;  // a directed link, or -1 for "any" (a node override sets one)
+  std::optional<double> latency_s, bandwidth_Bps, jitter_s, loss;
+};
+
+// A period in which links carry nothing: messages wait (as TCP retransmits) until it ends.
+struct Outage {
+  std::vector<std::pair<int, int>> links;  // directed (from, to) pairs
+  double from_s = 0;
+  double until_s = 1e300;  // forever unless set
+};
+
+struct NetworkConfig {
+  Topology topology = Topology::mesh;
+  LinkSpec link;  // every link by default
+  std::vector<LinkOverride> overrides;
+  int racks = 2;  // Topology::racks: ranks split into contiguous racks
+  LinkSpec trunk{.latency_s = 0, .bandwidth_Bps = 0};  // Topology::racks: between racks
+  double rto_s = 0.2;  // retransmission timeout after a loss (Linux's minimum RTO)
+  uint64_t seed = 1;   // jitter and loss draws
+  std::vector<Outage> outages;
+
+  bool ideal() const;  // no latency, bandwidth, jitter, loss, outage anywhere
+};
+
+class Network {
+ public:
+  Network(NetworkConfig config, int world);
+
+  struct Arrival {
+    double net_s;    // network-clock time the message is delivered
+    double model_s;  // model time it is delivered
+  };
+  // A message of `bytes` from src to dst handed over at net_now_s / model_now_s. Thread-safe;
+  // called by the sender's thread in send order, so draws and FIFO order are deterministic.
+  Arrival schedule(int src, int dst, uint64_t bytes, double net_now_s, double model_now_s);
+
+  // The effective parameters of one directed link (after overrides), for display and tests.
+  LinkSpec link(int src, int dst) const;
+  const NetworkConfig& config() const { return config_; }
+  int world() const { return world_; }
+  bool ideal() const { return ideal_; }
+  int rack_of(int rank) const;
+
+ private:
+  struct Resource {
+    double bandwidth_Bps = 0;
+    double busy_net_s = 0, busy_model_s = 0;
+  };
+  struct LinkState {
+    uint64_t rng_state = 0;
+    double last_net_s = 0, last_model_s = 0;  // FIFO: never deliver before the previous one
+  };
+  std::vector<int> path(int src, int dst) const;  // resource indices
+  double outage_end(int src, int dst, double t) const;
+
+  NetworkConfig config_;
+  int world_;
+  bool ideal_;
+  std::vector<LinkSpec> links_;  // world * world, effective per directed link
+  std::vector<Resource> resources_;
+  std::vector<LinkState> state_;  // world * world
+  std::mutex mutex_;
+};
+
+}  // namespace dsgd::sim
