@@ -46,6 +46,7 @@ bool SimControl::step_mode() const {
 void SimControl::attach(std::vector<SimNode*> nodes) {
   std::lock_guard lock(mutex_);
   nodes_ = std::move(nodes);
+  finished_ = false;
   for (SimNode* n : nodes_)
     n->mailbox().set_mode(step_mode_ ? GateMode::step : GateMode::run);
 }
@@ -53,6 +54,7 @@ void SimControl::attach(std::vector<SimNode*> nodes) {
 void SimControl::detach() {
   std::lock_guard lock(mutex_);
   nodes_.clear();
+  finished_ = true;
 }
 
 std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
@@ -60,7 +62,7 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
   while (std::chrono::steady_clock::now() < deadline) {
     {
       std::lock_guard lock(mutex_);
-      if (nodes_.empty()) return std::nullopt;
+      if (nodes_.empty() && finished_) return std::nullopt;
       // Quiescent: nothing in flight and every node not done is blocked. Only then is the
       // set of pending messages complete, so the choice below does not depend on timing.
       const auto before = traffic(nodes_);
@@ -81,7 +83,7 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
         }
       }
       const auto after = traffic(nodes_);
-      quiet = quiet && after == before && !any_running;
+      quiet = quiet && after == before && !any_running && !nodes_.empty();
       if (quiet) {
         if (!best) return std::nullopt;
         if (owner->mailbox().release(best->source, best->seq))

@@ -36,8 +36,9 @@ class SimControl {
   bool step_mode() const;
   // Step mode: waits (up to timeout) until every running node is blocked and nothing is in
   // flight, then delivers the pending message with the lowest (model time, source, seq) and
-  // returns it. The order is deterministic for a deterministic program. nullopt when
-  // nothing is pending (the run ended, or is deadlocked) or the timeout passed.
+  // returns it. The order is deterministic for a deterministic program. Waits for a run to
+  // start if none has yet. nullopt when nothing is pending (the run ended, or is
+  // deadlocked) or the timeout passed.
   std::optional<StepInfo> step(std::chrono::milliseconds timeout);
 
   // Used by run_cluster.
@@ -49,6 +50,7 @@ class SimControl {
   mutable std::mutex mutex_;
   std::vector<SimNode*> nodes_;
   bool step_mode_ = false;
+  bool finished_ = false;  // a run was attached and has ended
 };
 
 // Whether the cluster is stuck: every node not done is blocked in a receive no held message

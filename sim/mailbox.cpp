@@ -33,6 +33,7 @@ void Mailbox::fill_locked(OpState& op, Message& m) {
   if (count) std::memcpy(op.buffer.data(), m.payload.data(), count * sizeof(float));
   op.status = {m.source, m.tag, count};
   op.model_s = m.model_s;
+  op.visible_net_s = m.visible_net_s;
   complete_locked(op, nullptr);
 }
 
@@ -148,6 +149,7 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
           // Sleep to just before the arrival, then yield-spin to it: a sleeping thread
           // wakes tens of microseconds late, and that error would add up hop by hop.
           if (at - now < 250us) {
+            op->blocked = true;
             lock.unlock();
             std::this_thread::yield();
             lock.lock();
@@ -158,6 +160,7 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
         }
       }
     }
+    op->blocked = true;
     cv_.wait_until(lock, wake);
   }
   waiting_on_ = nullptr;

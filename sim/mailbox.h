@@ -42,7 +42,9 @@ struct OpState {
   std::span<float> buffer;  // receive buffer
   bool done = false;
   Status status;
-  double model_s = 0;  // receive: model time the matched message arrived
+  double model_s = 0;        // receive: model time the matched message arrived
+  double visible_net_s = 0;  // receive: network time the matched message became visible
+  bool blocked = false;      // the waiting thread had to sleep for it
   std::exception_ptr error;
 };
 

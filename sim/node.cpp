@@ -46,7 +46,7 @@ class SimRequest final : public RequestImpl {
     Status status = Mailbox::result(*op_);  // throws the stored error
     if (op_->is_recv && !reported_) {
       reported_ = true;
-      node_.observe_arrival(op_->model_s);
+      node_.observe_arrival(*op_);
       if (!node_.events()) return status;
       Event e{.kind = EventKind::recv_end,
               .peer = status.source,
@@ -170,8 +170,16 @@ void SimNode::check_crash_time() {
   if (options_.crash_at_s && clock_.now_s() >= *options_.crash_at_s) throw NodeCrashed{rank_};
 }
 
-void SimNode::observe_arrival(double model_s) {
-  model_now_s_ = std::max(model_now_s_, model_s);
+void SimNode::observe_arrival(const OpState& op) {
+  model_now_s_ = std::max(model_now_s_, op.model_s);
+  if (op.blocked) {
+    constexpr double kMaxLagS = 0.0005;
+    lag_s_ = std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS);
+  }
+}
+
+double SimNode::net_now_s() const {
+  return clock_.now_s() - lag_s_;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -196,7 +204,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
       e.preview[i] = data[i];
     emit(e);
   }
-  const double net_now = clock_.now_s();
+  const double net_now = net_now_s();
   if (dst == rank_) {  // to itself: no socket, no link
     mailbox_.deliver(Message{.source = rank_,
                              .dest = rank_,
@@ -208,8 +216,10 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
     mailbox_.complete(op);
     return Request(std::make_shared<SimRequest>(*this, op), timeout());
   }
-  const Network::Arrival arrival =
+  Network::Arrival arrival =
       network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
+  arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
+  arrival.model_s = peer.last_model_s = std::max(arrival.model_s, peer.last_model_s);
   FrameHeader header{.kind = FrameKind::data,
                      .source = rank_,
                      .tag = tag,

@@ -54,6 +54,9 @@ class SimNode final : public Communicator {
   int size() const override { return world_; }
   const char* backend() const override { return "sim"; }
   double model_s() const override { return model_now_s_; }
+  // Moves this node's model clock forward to t (never back). Benchmarks use it to start
+  // every node of a measurement at the same model time.
+  void advance_model_to(double t) { model_now_s_ = std::max(model_now_s_, t); }
   void on_compute(double measured_s, double flops) override;
   void on_step(int64_t step) override;
 
@@ -102,6 +105,9 @@ class SimNode final : public Communicator {
     std::vector<float> in_payload;
     // Rank thread only:
     uint64_t next_seq = 0;
+    // Arrival times of the last message to this peer: later messages never arrive earlier
+    // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
+    double last_net_s = 0, last_model_s = 0;
   };
 
   void attach(int peer, std::unique_ptr<boost::asio::ip::tcp::socket> socket);
@@ -112,7 +118,8 @@ class SimNode final : public Communicator {
   void drop_peer(int peer, const std::string& reason);   // I/O thread
   void break_link(int peer, const std::string& reason);  // any thread: posts drop_peer
   void check_crash_time();                               // rank thread
-  void observe_arrival(double model_s);                  // rank thread
+  void observe_arrival(const OpState& op);               // rank thread
+  double net_now_s() const;                              // rank thread, see lag_s_
 
   const int rank_;
   const int world_;
@@ -124,6 +131,11 @@ class SimNode final : public Communicator {
   std::vector<std::unique_ptr<Peer>> peers_;
   Mailbox mailbox_;
   double model_now_s_ = 0;  // rank thread: this node's model clock
+  // How late this thread woke for the message it last waited for (capped): scheduler
+  // latency, an artefact of simulating on few cores, not part of the modelled network.
+  // Sends are stamped as if the thread had woken on time, so the lag does not add up hop
+  // by hop.
+  double lag_s_ = 0;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
   std::atomic<int> frames_queued_{0};  // posted but not yet written, across all peers

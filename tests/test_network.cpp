@@ -1,0 +1,240 @@
+// The simulated network's behaviour: model time, stragglers, crashes, loss, outages,
+// topologies, pause and step mode. Assertions are on model time and order; wall time is
+// used only as a bound.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "cli_runner.h"
+#include "core/comm/collectives.h"
+#include "core/errors.h"
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+#include "sim/control.h"
+#include "sim/scenario.h"
+
+using namespace dsgd;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Model time at which rank 0 finished a short training run.
+double train_model_time(sim::ClusterOptions options, int64_t steps = 10) {
+  const Dataset data = load_dataset("synthetic:train=1024,test=64");
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:64");
+  config.steps = steps;
+  config.epochs = 0;
+  config.eval_every = 1000;
+  double model_s = -1;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    TrainResult r = train(comm, data, config);
+    if (comm.rank() == 0) model_s = r.model_s;
+  });
+  return model_s;
+}
+
+}  // namespace
+
+TEST_CASE("a straggler slows every step of sync SGD by its factor, in model time",
+          "[network][faults]") {
+  // No latency or bandwidth limit: a step's model time is the slowest rank's compute.
+  sim::ClusterOptions options{.nodes = 4};
+  const double base = train_model_time(options);
+  options.node_overrides[2] = sim::NodeOptions{.straggler = 3.0};
+  const double slow = train_model_time(options);
+  REQUIRE(base > 0);
+  CHECK(slow / base == Approx(3.0).epsilon(0.02));
+}
+
+TEST_CASE("model time is deterministic for a seed, even with jitter and loss", "[network]") {
+  sim::ClusterOptions options{.nodes = 3};
+  options.network.link = {
+      .latency_s = 0.0005, .bandwidth_Bps = 50e6, .jitter_s = 0.0003, .loss = 0.05};
+  options.network.rto_s = 0.002;
+  options.network.seed = 11;
+  const double a = train_model_time(options, 6), b = train_model_time(options, 6);
+  CHECK(a == b);
+  options.network.seed = 12;
+  CHECK(train_model_time(options, 6) != a);
+}
+
+TEST_CASE("loss makes messages late but never wrong", "[network][faults]") {
+  sim::ClusterOptions options{.nodes = 2};
+  options.network.link = {.latency_s = 0.001, .loss = 0.3};
+  options.network.rto_s = 0.005;
+  int wrong = 0;
+  double model_end = 0;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    for (int i = 0; i < 40; ++i) {
+      std::vector<float> v(3, static_cast<float>(i));
+      if (comm.rank() == 0) {
+        comm.send(v, 1, 0);
+      } else {
+        std::fill(v.begin(), v.end(), -1.0f);
+        comm.recv(v, 0, 0);
+        for (float x : v)
+          wrong += x != static_cast<float>(i);
+      }
+    }
+    if (comm.rank() == 1) model_end = comm.model_s();
+  });
+  CHECK(wrong == 0);
+  // 40 messages sent back to back over 1 ms: without loss they all arrive by ~1 ms; with
+  // 30 % loss at least one resend (5 ms) happened.
+  CHECK(model_end >= 0.001 + 0.005);
+}
+
+TEST_CASE("an outage holds messages until the link comes back", "[network][faults]") {
+  sim::ClusterOptions options{.nodes = 2};
+  options.network.link.latency_s = 0.001;
+  options.network.outages.push_back({.links = {{0, 1}}, .from_s = 0, .until_s = 0.05});
+  double model_arrival = 0;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> v(1, 5.0f);
+    if (comm.rank() == 0)
+      comm.send(v, 1);
+    else {
+      comm.recv(v, 0);
+      model_arrival = comm.model_s();
+    }
+  });
+  CHECK(model_arrival == Approx(0.051).margin(1e-9));
+}
+
+TEST_CASE("switch topology shares a node's downlink; a mesh does not", "[network]") {
+  // Ranks 1 and 2 each send 1 MB to rank 0 at once over 100 MB/s links.
+  auto arrival = [](sim::Topology topology) {
+    sim::ClusterOptions options{.nodes = 3};
+    options.network.topology = topology;
+    options.network.link.bandwidth_Bps = 100e6;
+    double last = 0;
+    sim::run_cluster(options, [&](Communicator& comm) {
+      std::vector<float> v(250000, 1.0f);
+      if (comm.rank() != 0) {
+        comm.send(v, 0);
+        return;
+      }
+      comm.recv(v, 1);
+      comm.recv(v, 2);
+      last = comm.model_s();
+    });
+    return last;
+  };
+  CHECK(arrival(sim::Topology::mesh) == Approx(0.01));
+  CHECK(arrival(sim::Topology::switch_) == Approx(0.02));
+}
+
+TEST_CASE("a paused network delivers nothing and its paused time is not network time",
+          "[network][control]") {
+  sim::SimControl control;
+  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  options.network.link.latency_s = 0.02;
+  control.pause();
+  auto resume = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(200ms);
+    control.resume();
+  });
+  double wall_s = 0, model_s = 0;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> v(1, 1.0f);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (comm.rank() == 0)
+      comm.send(v, 1);
+    else {
+      comm.recv(v, 0);
+      wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      model_s = comm.model_s();
+    }
+  });
+  resume.get();
+  CHECK(wall_s >= 0.2);                  // held while paused
+  CHECK(model_s == Approx(0.02));        // the model saw only the latency
+  CHECK(control.clock().now_s() < 0.2);  // paused time did not count
+}
+
+TEST_CASE("step mode delivers one message at a time, in the same order every run",
+          "[network][control]") {
+  auto stepped_run = [] {
+    sim::SimControl control;
+    control.set_step_mode(true);
+    std::vector<std::string> order;
+    auto run = std::async(std::launch::async, [&] {
+      sim::run_cluster({.nodes = 3, .control = &control}, [](Communicator& comm) {
+        std::vector<float> v{float(comm.rank()), 1, 2, 3, 4};
+        all_reduce(comm, v, ReduceOp::SUM, {.algorithm = Algorithm::ring});
+        REQUIRE(v[0] == 3.0f);
+      });
+    });
+    while (auto info = control.step(5s))
+      order.push_back(std::to_string(info->source) + "->" + std::to_string(info->dest) + "#" +
+                      std::to_string(info->seq));
+    run.get();
+    return order;
+  };
+  const auto first = stepped_run();
+  CHECK(first.size() == 12);  // ring, 3 ranks: 2 (R - 1) steps, 3 messages each
+  CHECK(stepped_run() == first);
+}
+
+TEST_CASE("scenario files: good ones load, bad ones name file, line and column",
+          "[network][scenario]") {
+  auto s = sim::parse_scenario(R"(
+nodes = 6
+[network]
+topology = "racks"
+racks = 3
+latency = "2ms"
+bandwidth = "1Gbit"
+[network.trunk]
+bandwidth = "100Mbit"
+[[network.link]]
+from = 0
+to = 1
+latency = "10ms"
+[[fault]]
+kind = "crash"
+rank = 4
+step = 7
+)",
+                               "ok.toml");
+  CHECK(s.nodes == 6);
+  CHECK(s.network.topology == sim::Topology::racks);
+  CHECK(s.network.racks == 3);
+  CHECK(s.network.link.latency_s == Approx(0.002));
+  CHECK(s.network.trunk.bandwidth_Bps == Approx(12.5e6));
+  REQUIRE(s.network.overrides.size() == 1);
+  CHECK(s.faults.at(4).crash_at_step == 7);
+
+  CHECK_THROWS_WITH(sim::parse_scenario("[network]\nlatncy = \"2ms\"\n", "typo.toml"),
+                    Catch::Contains("typo.toml:2:") && Catch::Contains("unknown key 'latncy'"));
+  CHECK_THROWS_WITH(sim::parse_scenario("[network]\nlatency = \"2 parsecs\"\n", "unit.toml"),
+                    Catch::Contains("unit.toml:2:") && Catch::Contains("not a duration"));
+  CHECK_THROWS_WITH(sim::parse_scenario("nodes = [\n", "broken.toml"),
+                    Catch::Contains("broken.toml:"));
+  CHECK_THROWS_WITH(sim::parse_scenario("[[fault]]\nkind = \"meteor\"\n", "kind.toml"),
+                    Catch::Contains("kind.toml:2:") && Catch::Contains("meteor"));
+  CHECK_THROWS_AS(sim::parse_scenario("nodes = 0\n", "zero.toml"), DataError);
+}
+
+TEST_CASE("every shipped scenario runs, and the crash one ends with exit 3 naming the rank",
+          "[network][scenario][cli]") {
+  for (const char* name : {"classroom-lan", "two-racks", "straggler", "flaky-wan", "partition"}) {
+    auto r = test::run_dsgd(std::string("train -q --steps 5 --scenario ") + DSGD_SOURCE_DIR +
+                            "/assets/scenarios/" + name + ".toml");
+    INFO(name << ": " << r.err);
+    CHECK(r.exit_code == 0);
+  }
+  auto r = test::run_dsgd(std::string("train -q --steps 40 --scenario ") + DSGD_SOURCE_DIR +
+                          "/assets/scenarios/crash.toml");
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Catch::Contains("lost rank 1"));
+  r = test::run_dsgd("train -q --steps 40 --crash 2@5 --timeout 2s");
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Catch::Contains("rank 2"));
+  r = test::run_dsgd("train -q --straggler 9:2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("rank 9"));
+}
