@@ -1,0 +1,81 @@
+// Chrome trace event JSON from the event stream: opens in the Perfetto UI and in
+// chrome://tracing. One process per rank (pid = rank), a "compute" lane (steps enclosing
+// forward_backward and update) and a "communication" lane (collectives enclosing their
+// sends and receives), flow arrows from each send to its receive. Plus the tools that read
+// traces back: merge per-rank files (MPI runs) into one, and check a trace's consistency.
+// Not a viewer and not a general JSON trace library: it reads back what it writes.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/events.h"
+
+namespace dsgd {
+
+// Which clock gives `ts`: wall time (seconds since the run's common epoch), or model time
+// (the link model's clock; every event must then carry model_s >= 0). Model time puts many
+// events at one instant, so there ties are broken in causal order by 10 ns steps (each
+// event after its rank's previous one, each receive after its send); args keep the exact
+// model_s.
+enum class TimeBase { wall, model };
+
+const char* to_string(TimeBase base);
+TimeBase parse_time_base(const std::string& text);  // "wall" | "model"; UsageError otherwise
+
+struct TraceOptions {
+  TimeBase time_base = TimeBase::wall;
+};
+
+// The whole trace document for `events` (any order; several ranks or one). Sends and
+// receives are "X" slices with args {dir, src, dst, tag, k}: k counts the messages from src
+// to dst with that tag, so the k-th send pairs with the k-th receive (messages between one
+// pair with one tag arrive in send order). Flow arrows join every pair whose two ends are
+// both in `events`. Where asynchronous operations overlap so that slices would not nest,
+// the later ones move to extra lanes ("communication (overlap)"). UsageError for
+// TimeBase::model when an event has no model time.
+std::string trace_json(const std::vector<Event>& events, const TraceOptions& options = {});
+
+// An EventSink that keeps every event and writes the trace at the end. Thread-safe: ranks
+// and I/O threads may call on_event at once.
+class ChromeTraceWriter : public EventSink {
+ public:
+  explicit ChromeTraceWriter(TraceOptions options = {}) : options_(options) {}
+  void on_event(const Event& event) override;
+  size_t size() const;
+  // Writes trace_json(events) to path atomically (DataError when it cannot be written).
+  // May be called more than once (e.g. after a failed run too); each writes everything so far.
+  void write(const std::string& path) const;
+
+ private:
+  TraceOptions options_;
+  mutable std::mutex mutex_;
+  std::vector<Event> events_;
+};
+
+// Joins trace files (e.g. one per MPI rank, each holding its own ranks) into one and draws
+// the flow arrows between them again, pairing sends and receives by {src, dst, tag, k}.
+// DataError naming the file for a missing or malformed input ("run.json: not a Chrome
+// trace: ..."), for a rank present in two inputs, or for inputs on different time bases.
+void merge_traces(const std::vector<std::string>& inputs, const std::string& output);
+
+// What check_trace found. Problems are inconsistencies (a send without exactly one arrow,
+// slices that overlap without nesting, time running backwards on a lane, missing names).
+struct TraceCheck {
+  size_t ranks = 0;
+  size_t slices = 0;  // "X" events of all kinds
+  size_t sends = 0, receives = 0, flows = 0;
+  size_t external_sends = 0;     // sends to ranks not in this trace (a per-rank file)
+  size_t external_receives = 0;  // receives from ranks not in this trace
+  std::vector<std::string> problems;
+  bool ok() const { return problems.empty(); }
+};
+
+// DataError naming `name` when the text is not JSON or not a Chrome trace at all.
+TraceCheck check_trace_text(std::string_view text, const std::string& name);
+TraceCheck check_trace_file(const std::string& path);
+
+}  // namespace dsgd
