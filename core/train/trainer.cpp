@@ -218,6 +218,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     if (hooks.on_step) hooks.on_step(m);
   }
   result.wall_s = seconds_since(t0);
+  result.world = comm.size();
+  result.model_s = comm.model_s();
   result.params = model.state();
   return result;
 }

@@ -46,7 +46,9 @@ struct StepMetrics {
 };
 
 struct TrainResult {
+  int world = 1;
   int64_t steps = 0;
+  double model_s = -1;  // the backend's model time at the end (-1: it has none)
   double final_loss = 0;  // training loss of the last step
   std::optional<double> test_loss, test_accuracy;
   double wall_s = 0, compute_s = 0, comm_s = 0;
