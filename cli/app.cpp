@@ -5,6 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/backend.h"
+#include "cli/bench_command.h"
+#include "cli/node_command.h"
+#include "cli/lesson_command.h"
+#include "cli/trace_command.h"
 #include "cli/train_command.h"
 #include "core/errors.h"
 
@@ -16,6 +21,14 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   TrainFlags train;
   add_train_command(app, train);
+  TraceFlags trace;
+  add_trace_command(app, trace);
+  BenchFlags bench;
+  add_bench_command(app, bench);
+  NodeFlags node;
+  add_node_command(app, node);
+  LessonFlags lesson;
+  add_lesson_command(app, lesson);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -31,6 +44,12 @@ int run_cli(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("train")) return run_train(train);
+    if (app.got_subcommand("trace")) return run_trace(app, trace);
+    if (app.got_subcommand("bench")) return run_bench(bench);
+    if (app.got_subcommand("node")) return run_node(node);
+    if (app.got_subcommand("lesson")) return run_lesson(lesson);
+  } catch (const ReportedByRankZero& e) {  // MPI: rank 0 printed the message
+    return e.exit_code();
   } catch (const Error& e) {
     fmt::print(stderr, "dsgd: error: {}\n", e.what());
     return e.exit_code();

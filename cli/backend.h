@@ -2,15 +2,51 @@
 // process) or MPI ranks (this process is one rank of an mpirun job).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "cli/sim_flags.h"
+#include "core/errors.h"
 #include "sim/cluster.h"
 
 namespace dsgd::cli {
 
+// What MPI ranks check together before `fn` runs (preflight, core/mpi/preflight.h).
+// Ignored by the simulated backend, whose nodes share one process and one configuration.
+struct RunChecks {
+  uint64_t config_hash = 0;  // config_fingerprint(); 0: not checked
+  uint64_t data_hash = 0;    // dataset_fingerprint(); 0: not checked
+  int nodes = 0;             // --nodes as given: must equal the MPI world size; 0: any
+};
+
+// Thrown on MPI ranks other than 0 when every rank found the same problem (a preflight
+// mismatch) and rank 0 reports it: main exits with the code and prints nothing, so the
+// job prints one message, not one per rank.
+class ReportedByRankZero : public Error {
+ public:
+  explicit ReportedByRankZero(int exit_code) : Error("reported by rank 0"), code_(exit_code) {}
+  int exit_code() const override { return code_; }
+
+ private:
+  int code_;
+};
+
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the
 // outputs. UsageError for an unknown backend or one this build lacks.
+// With "mpi" (MPI_Init here, MPI_Finalize before returning), sim_options gives the
+// timeout and the event sink only. A failure of `fn` on one MPI rank is printed there
+// and stops the whole job through MPI_Abort with the error's exit code: the other ranks
+// may be blocked waiting for this one, and MPI has no other way to tell them.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
-                    const sim::NodeFunction& fn);
+                    const sim::NodeFunction& fn, const RunChecks& checks = {});
+
+// --backend mpi runs on a real network with mpirun's ranks: the simulator's network and
+// fault flags (--scenario, --latency, ...) mean nothing there and are refused (UsageError).
+// --nodes and --timeout stay: --nodes, when given, must equal the world size (RunChecks).
+void check_mpi_flags(const SimFlags& flags);
+
+// Where one MPI rank writes an output that every rank writes (its trace):
+// "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.
+std::string per_rank_path(const std::string& path, int rank);
 
 }  // namespace dsgd::cli

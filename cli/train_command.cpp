@@ -15,7 +15,9 @@
 #include "core/errors.h"
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
+#include "core/io/trace.h"
 #include "core/nn/blas.h"
+#include "core/train/config_hash.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "sim/link_model.h"
@@ -60,11 +62,13 @@ TrainConfig build_config(const TrainFlags& f) {
 }
 
 void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& config,
-                   const TrainResult& r, const sim::LinkSpec& link, double total_s) {
-  fmt::print("\n{} on {} {} node{}: {} on {} ({} train / {} test), global batch {}, {} steps\n",
-             "dsgd train", f.nodes, f.backend == "sim" ? "simulated" : "MPI",
-             f.nodes == 1 ? "" : "s", config.model.str(), data.name, data.train.size(),
-             data.test.size(), config.global_batch, r.steps);
+                   const TrainResult& r, const sim::ClusterOptions& options, double total_s) {
+  fmt::print("\ndsgd train on {} {} {}: {} on {} ({} train / {} test), global batch {}, {} steps\n",
+             r.world, f.backend == "sim" ? "simulated" : "MPI",
+             r.world == 1 ? (f.backend == "sim" ? "node" : "rank")
+                          : (f.backend == "sim" ? "nodes" : "ranks"),
+             config.model.str(), data.name, data.train.size(), data.test.size(),
+             config.global_batch, r.steps);
   fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
   if (r.test_accuracy)
     fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
@@ -76,19 +80,27 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
              r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
   fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
-  if (f.backend == "sim")
-    fmt::print("  network          latency {}, bandwidth {}, all-reduce {}\n",
-               sim::format_duration(link.latency_s), sim::format_bandwidth(link.bandwidth_Bps),
+  if (f.backend == "sim") {
+    fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
                to_string(config.allreduce));
+    if (r.model_s >= 0)
+      fmt::print("  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
+                 "nodes)\n",
+                 r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), options.node.gflops);
+  }
 }
 
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainFlags& f) {
-  CLI::App* t = app.add_subcommand("train", "Train a model with data-parallel synchronous SGD");
+  add_train_options(*app.add_subcommand("train", "Train a model with data-parallel synchronous SGD"),
+                    f);
+}
+
+void add_train_options(CLI::App& command, TrainFlags& f) {
+  CLI::App* t = &command;
   t->add_option("--backend", f.backend, "sim (simulated nodes over loopback TCP) or mpi")
       ->check(CLI::IsMember({"sim", "mpi"}));
-  t->add_option("--nodes", f.nodes, "Number of simulated nodes (1-256)");
   t->add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
   t->add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
   t->add_option("--batch", f.batch, "Global batch size, split across the nodes")
@@ -105,37 +117,26 @@ void add_train_command(CLI::App& app, TrainFlags& f) {
   t->add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
   t->add_option("--save", f.save, "Save the final parameters (.npz)");
   t->add_option("--metrics", f.metrics, "Write one JSON line per step");
-  t->add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (sim)")
-      ->capture_default_str();
-  t->add_option("--bandwidth", f.bandwidth, "Link bandwidth, e.g. 1Gbit or 100MB/s (sim)")
-      ->capture_default_str();
   t->add_option("--allreduce", f.allreduce, "auto | naive | ring | native")->capture_default_str();
   t->add_option("--device", f.device, "cpu | cuda")->capture_default_str();
-  t->add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
   t->add_flag("--quiet,-q", f.quiet, "No progress bar");
+  t->add_option("--trace", f.trace, "Write a Chrome trace (open in ui.perfetto.dev)");
+  add_sim_flags(*t, f.sim);
 }
 
 int run_train(const TrainFlags& f) {
   const Clock::time_point start = Clock::now();
-  if (f.backend == "mpi")
-    throw UsageError(
-        "--backend mpi: this dsgd was built without the MPI backend; use --backend "
-        "sim");
   if (f.device != "cpu")
     throw UsageError(
         fmt::format("--device {}: this dsgd was built without CUDA; use --device cpu", f.device));
-  if (f.nodes < 1 || f.nodes > sim::kMaxNodes)
-    throw UsageError(
-        fmt::format("--nodes {}: use 1 to {} simulated nodes", f.nodes, sim::kMaxNodes));
   if (!(f.lr > 0) || !std::isfinite(f.lr))
     throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
-  sim::LinkSpec link{.latency_s = sim::parse_duration_s(f.latency, "--latency"),
-                     .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")};
-  const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
-  if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 30s");
+  sim::ClusterOptions options = build_cluster_options(f.sim);
+  if (f.backend == "mpi") check_mpi_flags(f.sim);
   TrainConfig config = build_config(f);
   check_output_path(f.save, "--save");
   check_output_path(f.metrics, "--metrics");
+  check_output_path(f.trace, "--trace");
 
   set_blas_threads(1);  // every node is a thread already
   // linear is a regression model (MSE) on data that have targets (synthetic, CSV); on
@@ -155,30 +156,48 @@ int run_train(const TrainFlags& f) {
   std::unique_ptr<MetricsWriter> metrics;
   if (!f.metrics.empty()) metrics = std::make_unique<MetricsWriter>(f.metrics);
   Progress progress(total_steps(config, data), f.quiet);
+  ChromeTraceWriter trace;
+  if (!f.trace.empty()) options.events = &trace;
 
   TrainResult result;
-  sim::ClusterOptions options{
-      .nodes = f.nodes,
-      .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
-  options.network.link = link;
-  const bool hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
-    TrainHooks hooks;
-    if (comm.rank() == 0)
-      hooks.on_step = [&](const StepMetrics& m) {
-        if (metrics) metrics->write(m);
-        progress.update(m);
-      };
-    TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
-    if (comm.rank() == 0) result = std::move(r);
-  });
+  bool hosts_rank0 = false;
+  int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace
+  auto trace_path = [&] { return f.backend == "mpi" ? per_rank_path(f.trace, mpi_rank) : f.trace; };
+  const RunChecks checks{.config_hash = config_fingerprint(config),
+                         .data_hash = dataset_fingerprint(data),
+                         .nodes = f.sim.nodes};
+  try {
+    hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
+      if (f.backend == "mpi") mpi_rank = comm.rank();
+      TrainHooks hooks;
+      if (comm.rank() == 0)
+        hooks.on_step = [&](const StepMetrics& m) {
+          if (metrics) metrics->write(m);
+          progress.update(m);
+        };
+      TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
+      if (comm.rank() == 0) result = std::move(r);
+    }, checks);
+  } catch (...) {
+    progress.finish();
+    // A trace of a failed run is what explains it: write what there is.
+    if (!f.trace.empty() && trace.size() > 0) trace.write(trace_path());
+    throw;
+  }
   progress.finish();
+  if (!f.trace.empty()) trace.write(trace_path());
   if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
   if (!f.save.empty()) write_npz(f.save, result.params);
   if (metrics) metrics->commit();
-  print_summary(f, data, config, result, link,
+  print_summary(f, data, config, result, options,
                 std::chrono::duration<double>(Clock::now() - start).count());
   if (!f.save.empty()) fmt::print("  saved            {}\n", f.save);
   if (!f.metrics.empty()) fmt::print("  metrics          {}\n", f.metrics);
+  if (!f.trace.empty() && f.backend == "mpi")
+    fmt::print("  trace            {} (one file per rank: join them with dsgd trace merge)\n",
+               trace_path());
+  else if (!f.trace.empty())
+    fmt::print("  trace            {} (open in ui.perfetto.dev)\n", f.trace);
   return kExitOk;
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/sim_flags.h"
+
 namespace CLI {
 class App;
 }
@@ -13,7 +15,6 @@ namespace dsgd::cli {
 
 struct TrainFlags {
   std::string backend = "sim";
-  int nodes = 4;
   std::string model = "mlp:64";
   std::string data = "synthetic";
   int64_t batch = 256;
@@ -27,14 +28,16 @@ struct TrainFlags {
   bool no_shuffle = false;
   int64_t eval_every = 0;
   std::string init, save, metrics;
-  std::string latency = "0", bandwidth = "0";
   std::string allreduce = "auto";
   std::string device = "cpu";
-  std::string timeout = "30s";
+  SimFlags sim;
+  std::string trace;
   bool quiet = false;
 };
 
 void add_train_command(CLI::App& app, TrainFlags& flags);
+// The train flags on another command (dsgd node trains the same way).
+void add_train_options(CLI::App& command, TrainFlags& flags);
 int run_train(const TrainFlags& flags);
 
 }  // namespace dsgd::cli

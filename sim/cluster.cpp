@@ -41,6 +41,7 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
   SimControl own_control;
   SimControl& control = options.control ? *options.control : own_control;
   const Clock::time_point epoch = Clock::now();
+  const JobIdentity job{.token = random_token()};  // refuses any connection not of this run
   std::vector<std::unique_ptr<SimNode>> nodes;
   nodes.reserve(n);
   for (int r = 0; r < n; ++r) {
@@ -51,6 +52,7 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
     nodes.back()->set_timeout(options.timeout);
     nodes.back()->set_events(options.events);
     nodes.back()->set_epoch(epoch);
+    nodes.back()->set_job(job);
   }
   // Full mesh: the higher rank connects to the lower, which accepts at once, so each
   // accepted socket is the one just connected and set-up needs no extra thread.

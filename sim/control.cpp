@@ -93,7 +93,7 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
                           .seq = best->seq,
                           .count = best_count,
                           .model_s = best->model_s,
-                          .preview = best->payload};
+                          .preview = {best->payload.begin(), best->payload.end()}};
       }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));

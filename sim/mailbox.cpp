@@ -31,6 +31,9 @@ void Mailbox::fill_locked(OpState& op, Message& m) {
     return;
   }
   if (count) std::memcpy(op.buffer.data(), m.payload.data(), count * sizeof(float));
+  constexpr size_t kSpareBuffers = 4;
+  if (m.payload.capacity() >= 1024 && spare_.size() < kSpareBuffers)
+    spare_.push_back(std::move(m.payload));
   op.status = {m.source, m.tag, count};
   op.model_s = m.model_s;
   op.visible_net_s = m.visible_net_s;
@@ -295,6 +298,20 @@ bool Mailbox::release(int source, uint64_t seq) {
   }
   cv_.notify_all();
   return true;
+}
+
+Payload Mailbox::take_buffer(size_t count) {
+  std::lock_guard lock(mutex_);
+  for (auto it = spare_.begin(); it != spare_.end(); ++it)
+    if (it->capacity() >= count) {
+      Payload p = std::move(*it);
+      spare_.erase(it);
+      p.resize(count);
+      return p;
+    }
+  Payload p;
+  p.resize(count);
+  return p;
 }
 
 Status Mailbox::result(const OpState& op) {

@@ -23,12 +23,31 @@
 
 namespace dsgd::sim {
 
+// A vector whose resize() leaves new floats uninitialised: a receive buffer is about to be
+// overwritten by the socket, so zeroing it first would only cost time and page faults.
+template <typename T>
+struct NoInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = NoInitAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Payload = std::vector<float, NoInitAllocator<float>>;
+
 struct Message {
   int source = 0;
   int dest = 0;
   int tag = 0;
   uint64_t seq = 0;
-  std::vector<float> payload;
+  Payload payload;
   double visible_net_s = 0;  // network-clock time it arrives
   double model_s = 0;        // model time it arrives
   bool released = false;     // step mode: let through by the gate
@@ -92,6 +111,10 @@ class Mailbox {
   // Step mode: lets the message (source, seq) through. Returns false if it is not here.
   bool release(int source, uint64_t seq);
 
+  // Receive buffers handed back after their message was copied out, for the I/O thread to
+  // reuse: large messages then cost no allocation and no page faults after the first.
+  Payload take_buffer(size_t count);
+
   // Throws the stored error if `op` failed; returns its status otherwise. Caller holds no lock.
   static Status result(const OpState& op);
 
@@ -116,6 +139,7 @@ class Mailbox {
   std::string aborted_;
   GateMode mode_ = GateMode::run;
   const OpState* waiting_on_ = nullptr;
+  std::vector<Payload> spare_;  // recycled receive buffers, at most kSpareBuffers
   bool done_ = false;
 };
 

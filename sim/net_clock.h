@@ -14,6 +14,9 @@ class NetClock {
   using Clock = std::chrono::steady_clock;
 
   NetClock() : real_anchor_(Clock::now()) {}
+  // Network time 0 at `epoch`. Processes of one host that share an epoch share the clock
+  // (steady_clock is CLOCK_MONOTONIC, one per machine): how `dsgd node` runs agree on time.
+  explicit NetClock(Clock::time_point epoch) : real_anchor_(epoch) {}
 
   // Seconds of network time since the clock was made.
   double now_s() const {

@@ -95,8 +95,12 @@ SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& netwo
       network_(network),
       clock_(clock),
       mailbox_(rank, world, clock) {
-  acceptor_ =
-      std::make_unique<tcp::acceptor>(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options_.listen_address, ec);
+  if (ec)
+    throw UsageError(fmt::format("listen address '{}': give an IP address, e.g. 0.0.0.0",
+                                 options_.listen_address));
+  acceptor_ = std::make_unique<tcp::acceptor>(io_, tcp::endpoint(address, 0));
   peers_.reserve(world);
   for (int i = 0; i < world; ++i)
     peers_.push_back(std::make_unique<Peer>());
@@ -110,28 +114,62 @@ uint16_t SimNode::port() const {
   return acceptor_->local_endpoint().port();
 }
 
-void SimNode::connect(int peer, uint16_t port) {
+void SimNode::connect(int peer, uint16_t port, const std::string& host) {
+  const Clock::time_point deadline = Clock::now() + timeout();
   auto socket = std::make_unique<tcp::socket>(io_);
-  socket->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-  FrameHeader hello{.kind = FrameKind::hello, .source = rank_};
-  const HeaderBytes bytes = encode_header(hello);
-  asio::write(*socket, asio::buffer(bytes));
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (!ec) ec = connect_until(*socket, tcp::endpoint(address, port), deadline);
+  const Hello hello{.world = world_,
+                    .rank = rank_,
+                    .epoch_ns = job_.epoch_ns,
+                    .run_hash = job_.run_hash,
+                    .token = job_.token};
+  if (!ec) ec = write_until(*socket, encode_hello(hello), deadline);
+  if (ec)
+    throw CommError(fmt::format("rank {}: cannot connect to rank {} at {}:{}: {}", rank_, peer,
+                                host, port, ec.message()),
+                    peer);
   attach(peer, std::move(socket));
 }
 
 void SimNode::accept_one() {
-  auto socket = std::make_unique<tcp::socket>(io_);
-  acceptor_->accept(*socket);
-  HeaderBytes bytes{};
-  asio::read(*socket, asio::buffer(bytes));
-  std::string why;
-  auto hello = decode_header(bytes, &why);
-  if (!hello || hello->kind != FrameKind::hello || hello->source >= world_ ||
-      hello->source == rank_)
-    throw CommError(fmt::format("rank {}: refused a connection during set-up: {}", rank_,
-                                why.empty() ? "not a hello from a rank of this job" : why),
-                    -1);
-  attach(hello->source, std::move(socket));
+  const Clock::time_point deadline = Clock::now() + timeout();
+  const std::string who = fmt::format("rank {}", rank_);
+  while (true) {
+    auto socket = std::make_unique<tcp::socket>(io_);
+    const boost::system::error_code ec = accept_until(*acceptor_, *socket, deadline);
+    if (ec) {
+      // Higher ranks connect to lower ones: the missing ones are above this rank.
+      std::string missing;
+      int first = -1;
+      for (int p = rank_ + 1; p < world_; ++p)
+        if (!peers_[p]->socket) {
+          missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p);
+          if (first < 0) first = p;
+        }
+      const std::string what =
+          fmt::format("rank {}: rank{} {} did not connect", rank_,
+                      missing.find(',') == std::string::npos ? "" : "s", missing);
+      if (ec == asio::error::timed_out)
+        throw TimeoutError(fmt::format("{} within {:g} s; did it start, with the same --token?",
+                                       what, std::chrono::duration<double>(timeout()).count()),
+                           first);
+      throw CommError(fmt::format("{}: {}", what, ec.message()), first);
+    }
+    std::string why;
+    const auto hello = read_hello(*socket, std::min(deadline, Clock::now() + kHelloTimeout), &why);
+    if (hello) why = check_hello(*hello, job_, world_, rank_);
+    if (why.empty() && hello->rank < rank_)
+      why = fmt::format("rank {} connected to a higher rank (lower ranks accept)", hello->rank);
+    if (why.empty() && peers_[hello->rank]->socket)
+      why = fmt::format("rank {} is connected already", hello->rank);
+    if (why.empty()) {
+      attach(hello->rank, std::move(socket));
+      return;
+    }
+    log_refusal(who, *socket, why);  // and keep accepting: a foreign peer breaks nothing
+  }
 }
 
 void SimNode::attach(int peer, std::unique_ptr<tcp::socket> socket) {
@@ -210,7 +248,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                              .dest = rank_,
                              .tag = tag,
                              .seq = peer.next_seq++,
-                             .payload = {data.begin(), data.end()},
+                             .payload = Payload(data.begin(), data.end()),
                              .visible_net_s = net_now,
                              .model_s = model_now_s_});
     mailbox_.complete(op);
@@ -224,7 +262,9 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                      .source = rank_,
                      .tag = tag,
                      .seq = peer.next_seq++,
-                     .visible_ns = static_cast<int64_t>(arrival.net_s * 1e9),
+                     // Clocks not shared: the delay, which the receiver adds to its clock.
+                     .visible_ns = static_cast<int64_t>(
+                         (shared_clock_ ? arrival.net_s : arrival.net_s - net_now) * 1e9),
                      .model_ns = static_cast<int64_t>(arrival.model_s * 1e9),
                      .length = data.size_bytes()};
   OutFrame frame{.header = encode_header(header)};
@@ -332,7 +372,7 @@ void SimNode::read_header(int src) {
 
 void SimNode::read_payload(int src) {
   Peer& peer = *peers_[src];
-  peer.in_payload.resize(peer.in_frame.length / sizeof(float));
+  peer.in_payload = mailbox_.take_buffer(peer.in_frame.length / sizeof(float));
   asio::async_read(*peer.socket, asio::buffer(peer.in_payload.data(), peer.in_frame.length),
                    [this, src](boost::system::error_code ec, size_t) {
                      if (ec) {
@@ -340,12 +380,16 @@ void SimNode::read_payload(int src) {
                        return;
                      }
                      Peer& p = *peers_[src];
+                     double visible_s = p.in_frame.visible_ns * 1e-9;
+                     if (!shared_clock_)  // the sender's delay from now, in arrival order
+                       visible_s = p.in_last_visible_s =
+                           std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
                      mailbox_.deliver(Message{.source = src,
                                               .dest = rank_,
                                               .tag = p.in_frame.tag,
                                               .seq = p.in_frame.seq,
                                               .payload = std::move(p.in_payload),
-                                              .visible_net_s = p.in_frame.visible_ns * 1e-9,
+                                              .visible_net_s = visible_s,
                                               .model_s = p.in_frame.model_ns * 1e-9});
                      p.in_payload = {};
                      received_.fetch_add(1, std::memory_order_release);

@@ -21,6 +21,7 @@
 
 #include "core/comm/communicator.h"
 #include "sim/frame.h"
+#include "sim/handshake.h"
 #include "sim/mailbox.h"
 #include "sim/net_clock.h"
 #include "sim/network.h"
@@ -35,6 +36,8 @@ struct NodeOptions {
   double straggler = 1.0;                // compute slowed by this factor (wall and model time)
   std::optional<int64_t> crash_at_step;  // the node dies when this step begins
   std::optional<double> crash_at_s;      // ... or at this network-clock time
+  // Where peers connect: loopback unless `dsgd node --listen` asks for more.
+  std::string listen_address = "127.0.0.1";
 };
 
 // Thrown inside a node's thread when a crash fault fires; the launcher closes the node's
@@ -62,9 +65,17 @@ class SimNode final : public Communicator {
 
   // --- set-up, before start() -------------------------------------------------------
   uint16_t port() const;
-  // Blocking: connects to `peer`'s listening port and introduces this rank.
-  void connect(int peer, uint16_t port);
-  // Blocking: accepts one connection and reads which rank it is.
+  // The token (and epoch) every connection's hello carries and must match (handshake.h).
+  void set_job(const JobIdentity& job) { job_ = job; }
+  // false when the nodes' network clocks differ (dsgd node on several machines): frames
+  // then carry the link delay the sender computed, and a message becomes visible that long
+  // after its bytes arrive (the real transfer time counts twice) instead of at a common time.
+  void set_shared_clock(bool shared) { shared_clock_ = shared; }
+  // Blocking, within timeout(): connects to `peer`'s listening port and sends the hello.
+  void connect(int peer, uint16_t port, const std::string& host = "127.0.0.1");
+  // Blocking: accepts connections until one sends a valid hello from a rank not yet
+  // connected; others (wrong token or version, garbage, silence for kHelloTimeout) are
+  // refused with a line on stderr. TimeoutError naming the missing ranks after timeout().
   void accept_one();
   void start();
 
@@ -102,12 +113,13 @@ class SimNode final : public Communicator {
     bool writing = false;
     HeaderBytes in_header{};
     FrameHeader in_frame;
-    std::vector<float> in_payload;
+    Payload in_payload;
     // Rank thread only:
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
     double last_net_s = 0, last_model_s = 0;
+    double in_last_visible_s = 0;  // I/O thread, clocks not shared: FIFO of visibility
   };
 
   void attach(int peer, std::unique_ptr<boost::asio::ip::tcp::socket> socket);
@@ -124,6 +136,8 @@ class SimNode final : public Communicator {
   const int rank_;
   const int world_;
   const NodeOptions options_;
+  JobIdentity job_;
+  bool shared_clock_ = true;
   Network& network_;
   NetClock& clock_;
   boost::asio::io_context io_;

@@ -6,22 +6,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
 
 namespace dsgd {
-namespace {
-
-struct Chunks {
-  size_t count;
-  int parts;
-  size_t offset(int i) const {
-    const size_t base = count / parts, extra = count % parts;
-    return i * base + std::min<size_t>(i, extra);
-  }
-  size_t size(int i) const { return offset(i + 1) - offset(i); }
-};
-
-}  // namespace
 
 void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op) {
   const int n = comm.size();

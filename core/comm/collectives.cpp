@@ -1,16 +1,28 @@
-// Dispatch for all_reduce, plus broadcast, reduce and barrier over point-to-point.
-// R = world size, r = this rank, v = r's rank relative to the root ((r - root) mod R).
+// The collectives' entry points: names, algorithm choice, size checks, events, and the
+// dispatch to a backend's native collective or to dsgd's own algorithm (one per file).
+// R = world size, r = this rank, c = elements per rank (gather, scatter, all_gather,
+// reduce_scatter).
 #include "core/comm/collectives.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/comm/cost_model.h"
 #include "core/errors.h"
 
 namespace dsgd {
 namespace {
+
+constexpr Algorithm kAllAlgorithms[] = {
+    Algorithm::automatic,        Algorithm::naive, Algorithm::ring, Algorithm::tree,
+    Algorithm::halving_doubling, Algorithm::native};
+constexpr CollectiveOp kAllOps[] = {CollectiveOp::broadcast,      CollectiveOp::reduce,
+                                    CollectiveOp::all_reduce,     CollectiveOp::gather,
+                                    CollectiveOp::scatter,        CollectiveOp::all_gather,
+                                    CollectiveOp::reduce_scatter, CollectiveOp::barrier};
 
 void check_root(const Communicator& comm, int root, const char* op) {
   if (root < 0 || root >= comm.size())
@@ -18,25 +30,67 @@ void check_root(const Communicator& comm, int root, const char* op) {
         fmt::format("{}: root {} is not a rank of a world of {}", op, root, comm.size()));
 }
 
+// The (R, c) buffer of a rank must hold R * c floats; where `may_be_empty`, it may also
+// be empty (the non-root side of gather and scatter, which never touches it).
+void check_rows(const Communicator& comm, const char* op, const char* name, size_t have,
+                size_t per_rank, const char* per_rank_name, bool may_be_empty) {
+  const size_t need = per_rank * comm.size();
+  if (have == need || (may_be_empty && have == 0)) return;
+  throw UsageError(fmt::format(
+      "{}: rank {}'s {} holds {} floats, but {} ranks x {} floats ({}) = {} are needed{}", op,
+      comm.rank(), name, have, comm.size(), per_rank, per_rank_name, need,
+      may_be_empty ? " (or none, off the root)" : ""));
+}
+
+void copy_floats(std::span<const float> from, std::span<float> to) {
+  if (!from.empty() && from.data() != to.data())
+    std::memmove(to.data(), from.data(), from.size_bytes());
+}
+
 // Marks a collective in the event stream (trace slices, GUI, lessons).
 class CollectiveScope {
  public:
-  CollectiveScope(Communicator& comm, const char* op, size_t bytes) : comm_(comm), op_(op) {
+  CollectiveScope(Communicator& comm, const char* op, size_t bytes)
+      : comm_(comm), op_(op), bytes_(bytes) {
     if (comm_.events())
-      comm_.emit({.kind = EventKind::collective_begin, .bytes = bytes, .op = op_});
-    bytes_ = bytes;
+      comm_.emit({.kind = EventKind::collective_begin, .bytes = bytes_, .op = op_});
   }
   ~CollectiveScope() {
     if (comm_.events()) comm_.emit({.kind = EventKind::collective_end, .bytes = bytes_, .op = op_});
   }
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
 
  private:
   Communicator& comm_;
   const char* op_;
-  size_t bytes_ = 0;
+  size_t bytes_;
 };
 
+// The one algorithm of every op but all_reduce.
+Algorithm own_algorithm(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+      return Algorithm::tree;
+    case CollectiveOp::gather:
+    case CollectiveOp::scatter:
+      return Algorithm::naive;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return Algorithm::ring;
+    case CollectiveOp::barrier:
+    case CollectiveOp::all_reduce:
+      break;
+  }
+  return Algorithm::automatic;
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Names and choice
+// ---------------------------------------------------------------------------------------
 
 const char* to_string(Algorithm algorithm) {
   switch (algorithm) {
@@ -57,92 +111,211 @@ const char* to_string(Algorithm algorithm) {
 }
 
 Algorithm parse_algorithm(const std::string& text) {
-  for (Algorithm a : {Algorithm::automatic, Algorithm::naive, Algorithm::ring, Algorithm::native})
+  for (Algorithm a : kAllAlgorithms)
     if (text == to_string(a)) return a;
-  throw UsageError(
-      fmt::format("unknown all-reduce algorithm '{}': use auto, naive, ring or native", text));
+  throw UsageError(fmt::format(
+      "unknown algorithm '{}': use auto, naive, ring, tree, halving_doubling or native", text));
 }
 
-// Binomial tree from the root: in round k, every rank that already has the data sends it
-// 2^k ranks further. R-1 messages, ceil(log2 R) rounds.
-void broadcast(Communicator& comm, std::span<float> data, int root) {
-  check_root(comm, root, "broadcast");
-  CollectiveScope scope(comm, "broadcast", data.size_bytes());
-  const int n = comm.size();
-  const int v = (comm.rank() - root + n) % n;
-  int mask = 1;
-  while (mask < n) {
-    if (v & mask) {
-      comm.recv(data, (v - mask + root) % n, collective_tag::kBroadcast);
-      break;
-    }
-    mask <<= 1;
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::broadcast:
+      return "broadcast";
+    case CollectiveOp::reduce:
+      return "reduce";
+    case CollectiveOp::all_reduce:
+      return "all_reduce";
+    case CollectiveOp::gather:
+      return "gather";
+    case CollectiveOp::scatter:
+      return "scatter";
+    case CollectiveOp::all_gather:
+      return "all_gather";
+    case CollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveOp::barrier:
+      return "barrier";
   }
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (v + mask < n) comm.send(data, (v + mask + root) % n, collective_tag::kBroadcast);
+  return "?";
 }
 
-// Binomial tree towards the root, the mirror image of broadcast.
-void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root) {
+CollectiveOp parse_collective_op(const std::string& text) {
+  for (CollectiveOp op : kAllOps)
+    if (text == to_string(op)) return op;
+  throw UsageError(
+      fmt::format("unknown collective '{}': use all_reduce, broadcast, reduce, all_gather, "
+                  "reduce_scatter, gather, scatter or barrier",
+                  text));
+}
+
+Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested, int world, size_t bytes) {
+  if (requested == Algorithm::native) requested = Algorithm::automatic;
+  if (op != CollectiveOp::all_reduce) {
+    const Algorithm own = own_algorithm(op);
+    if (requested == Algorithm::automatic || requested == own) return own;
+    throw UsageError(
+        fmt::format("{}: algorithm {} is for all_reduce; {} has one algorithm ({}), "
+                    "chosen by auto (or the backend's own: native)",
+                    to_string(op), to_string(requested), to_string(op), algorithm_label(op, own)));
+  }
+  if (requested != Algorithm::automatic) return requested;
+  // The fastest under the cost model on a nominal link; ties go to the earlier entry.
+  // naive is left out: the per-link model lets its root send to R-1 ranks at once, which a
+  // real NIC does not, so the model flatters it.
+  Algorithm best = Algorithm::ring;
+  double best_s = collective_cost(op, best, world, bytes).predict_s(kAutoAlphaS, kAutoBandwidthBps);
+  for (Algorithm a : {Algorithm::halving_doubling, Algorithm::tree}) {
+    const double t = collective_cost(op, a, world, bytes).predict_s(kAutoAlphaS, kAutoBandwidthBps);
+    if (t < best_s) best = a, best_s = t;
+  }
+  return best;
+}
+
+const char* algorithm_label(CollectiveOp op, Algorithm resolved) {
+  switch (resolved) {
+    case Algorithm::naive:
+      return op == CollectiveOp::all_reduce ? "naive (reduce to rank 0, send back)"
+                                            : "direct (root to/from every rank)";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return op == CollectiveOp::all_reduce ? "binomial tree reduce + broadcast" : "binomial tree";
+    case Algorithm::halving_doubling:
+      return "recursive halving-doubling (Rabenseifner)";
+    case Algorithm::automatic:
+      return op == CollectiveOp::barrier ? "dissemination" : "auto";
+    case Algorithm::native:
+      return "native";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------
+// Entry points. Each: check, mark, try the backend's own when asked, else dsgd's own.
+// ---------------------------------------------------------------------------------------
+
+void broadcast(Communicator& comm, std::span<float> data, int root,
+               const CollectiveOptions& options) {
+  check_root(comm, root, "broadcast");
+  resolve_algorithm(CollectiveOp::broadcast, options.algorithm, comm.size(), data.size_bytes());
+  CollectiveScope scope(comm, "broadcast", data.size_bytes());
+  if (comm.size() == 1) return;
+  if (options.algorithm == Algorithm::native && comm.native_broadcast(data, root)) return;
+  broadcast_binomial(comm, data, root);
+}
+
+void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,
+            const CollectiveOptions& options) {
   check_root(comm, root, "reduce");
+  resolve_algorithm(CollectiveOp::reduce, options.algorithm, comm.size(), data.size_bytes());
   CollectiveScope scope(comm, "reduce", data.size_bytes());
   const int n = comm.size();
-  const int v = (comm.rank() - root + n) % n;
+  if (n > 1 && options.algorithm == Algorithm::native && comm.native_reduce(data, op, root)) return;
+  if (comm.rank() == root) {
+    reduce_binomial(comm, data, op, root);
+    finish_reduce(data, op, n);  // AVG divides once, on the root
+    return;
+  }
   // Non-roots leave their input untouched, so they accumulate into a copy.
-  std::vector<float> copy;
-  std::span<float> acc = data;
-  if (v != 0) {
-    copy.assign(data.begin(), data.end());
-    acc = copy;
-  }
-  std::vector<float> incoming(data.size());
-  for (int mask = 1; mask < n; mask <<= 1) {
-    if (v & mask) {
-      comm.send(acc, (v - mask + root) % n, collective_tag::kReduce);
-      return;
-    }
-    if (v + mask < n) {
-      comm.recv(incoming, (v + mask + root) % n, collective_tag::kReduce);
-      reduce_into(acc, incoming, op);
-    }
-  }
-  finish_reduce(acc, op, n);  // only the root gets here
+  std::vector<float> copy(data.begin(), data.end());
+  reduce_binomial(comm, copy, op, root);
 }
 
 void all_reduce(Communicator& comm, std::span<float> data, ReduceOp op,
                 const CollectiveOptions& options) {
+  const int n = comm.size();
+  Algorithm algorithm =
+      resolve_algorithm(CollectiveOp::all_reduce, options.algorithm, n, data.size_bytes());
   CollectiveScope scope(comm, "all_reduce", data.size_bytes());
-  if (comm.size() == 1) {
+  if (n == 1) {
     finish_reduce(data, op, 1);
     return;
   }
-  switch (options.algorithm) {
+  if (options.algorithm == Algorithm::native && comm.native_all_reduce(data, op)) return;
+  switch (algorithm) {
     case Algorithm::naive:
       all_reduce_naive(comm, data, op);
       return;
-    case Algorithm::native:
-      if (comm.native_all_reduce(data, op)) return;
-      [[fallthrough]];
-    case Algorithm::tree:              // until implemented (collectives issue)
-    case Algorithm::halving_doubling:  // until implemented
+    case Algorithm::tree:
+      all_reduce_tree(comm, data, op);
+      return;
+    case Algorithm::halving_doubling:
+      all_reduce_halving_doubling(comm, data, op);
+      return;
     case Algorithm::ring:
-    case Algorithm::automatic:
+    case Algorithm::automatic:  // resolved above; never here
+    case Algorithm::native:
       all_reduce_ring(comm, data, op);
       return;
   }
 }
 
-// Dissemination barrier: in round k rank r signals r + 2^k and waits for r - 2^k.
-// After ceil(log2 R) rounds every rank has (transitively) heard from every other.
-void barrier(Communicator& comm) {
-  CollectiveScope scope(comm, "barrier", 0);
+void gather(Communicator& comm, std::span<const float> send, std::span<float> recv, int root,
+            const CollectiveOptions& options) {
+  check_root(comm, root, "gather");
+  check_rows(comm, "gather", "recv", recv.size(), send.size(), "sent by each", comm.rank() != root);
   const int n = comm.size();
-  const int r = comm.rank();
-  for (int dist = 1; dist < n; dist <<= 1) {
-    Request sent = comm.isend({}, (r + dist) % n, collective_tag::kBarrier);
-    comm.recv({}, (r - dist + n) % n, collective_tag::kBarrier);
-    sent.wait();
+  resolve_algorithm(CollectiveOp::gather, options.algorithm, n, send.size_bytes() * n);
+  CollectiveScope scope(comm, "gather", send.size_bytes() * n);
+  if (n == 1) {
+    copy_floats(send, recv);
+    return;
   }
+  if (options.algorithm == Algorithm::native && comm.native_gather(send, recv, root)) return;
+  gather_linear(comm, send, recv, root);
+}
+
+void scatter(Communicator& comm, std::span<const float> send, std::span<float> recv, int root,
+             const CollectiveOptions& options) {
+  check_root(comm, root, "scatter");
+  check_rows(comm, "scatter", "send", send.size(), recv.size(), "received by each",
+             comm.rank() != root);
+  const int n = comm.size();
+  resolve_algorithm(CollectiveOp::scatter, options.algorithm, n, recv.size_bytes() * n);
+  CollectiveScope scope(comm, "scatter", recv.size_bytes() * n);
+  if (n == 1) {
+    copy_floats(send, recv);
+    return;
+  }
+  if (options.algorithm == Algorithm::native && comm.native_scatter(send, recv, root)) return;
+  scatter_linear(comm, send, recv, root);
+}
+
+void all_gather(Communicator& comm, std::span<const float> send, std::span<float> recv,
+                const CollectiveOptions& options) {
+  check_rows(comm, "all_gather", "recv", recv.size(), send.size(), "sent by each", false);
+  const int n = comm.size();
+  resolve_algorithm(CollectiveOp::all_gather, options.algorithm, n, recv.size_bytes());
+  CollectiveScope scope(comm, "all_gather", recv.size_bytes());
+  if (n == 1) {
+    copy_floats(send, recv);
+    return;
+  }
+  if (options.algorithm == Algorithm::native && comm.native_all_gather(send, recv)) return;
+  all_gather_ring(comm, send, recv);
+}
+
+void reduce_scatter(Communicator& comm, std::span<const float> send, std::span<float> recv,
+                    ReduceOp op, const CollectiveOptions& options) {
+  check_rows(comm, "reduce_scatter", "send", send.size(), recv.size(), "received by each", false);
+  const int n = comm.size();
+  resolve_algorithm(CollectiveOp::reduce_scatter, options.algorithm, n, send.size_bytes());
+  CollectiveScope scope(comm, "reduce_scatter", send.size_bytes());
+  if (n == 1) {
+    copy_floats(send, recv);
+    finish_reduce(recv, op, 1);
+    return;
+  }
+  if (options.algorithm == Algorithm::native && comm.native_reduce_scatter(send, recv, op)) return;
+  reduce_scatter_ring(comm, send, recv, op);
+}
+
+void barrier(Communicator& comm, const CollectiveOptions& options) {
+  resolve_algorithm(CollectiveOp::barrier, options.algorithm, comm.size(), 0);
+  CollectiveScope scope(comm, "barrier", 0);
+  if (comm.size() == 1) return;
+  if (options.algorithm == Algorithm::native && comm.native_barrier()) return;
+  barrier_dissemination(comm);
 }
 
 }  // namespace dsgd

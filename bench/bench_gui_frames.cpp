@@ -1,0 +1,135 @@
+// Frame time of dsgd-gui's dashboard: 32 ranks and 1000 packets in flight (a synthetic
+// event stream), every view drawn each frame, rendered with OpenGL 3 — under Xvfb with
+// Mesa's software renderer when run as
+//   xvfb-run -a -s "-screen 0 1600x900x24" build/.../bench_gui_frames [frames]
+// Prints the median and 99th percentile of the frame time (snapshot build + ImGui frame +
+// render + glFinish) and of the snapshot build alone. The goal is < 16 ms per frame.
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <GL/gl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "gui/commands.h"
+#include "gui/snapshot.h"
+#include "gui/theme.h"
+#include "gui/views.h"
+
+using namespace dsgd;
+using namespace dsgd::gui;
+
+namespace {
+
+constexpr int kRanks = 32, kPackets = 1000;
+
+// kPackets messages, each in flight over [send, send + 10 ms], spread so that all of them
+// are in flight at t in [10 ms, 11 ms]; plus a compute phase and an all_reduce per rank.
+std::vector<Event> synthetic_events() {
+  std::vector<Event> events;
+  for (int r = 0; r < kRanks; ++r) {
+    events.push_back({.kind = EventKind::compute_begin, .rank = r, .model_s = 0,
+                      .op = "forward_backward"});
+    events.push_back({.kind = EventKind::compute_end, .rank = r, .model_s = 0.001,
+                      .op = "forward_backward"});
+    events.push_back({.kind = EventKind::collective_begin, .rank = r, .model_s = 0.001,
+                      .op = "all_reduce"});
+  }
+  for (int i = 0; i < kPackets; ++i) {
+    const int src = i % kRanks, dst = (src + 1 + i / kRanks) % kRanks;
+    const double send = 0.001 + 0.009 * i / kPackets;
+    events.push_back({.kind = EventKind::send_begin, .rank = src, .peer = dst,
+                      .tag = collective_tag::kAllReduceRing,
+                      .bytes = 1024u << (i % 10), .model_s = send, .preview_count = 2,
+                      .preview = {0.5f, -1.25f}});
+  }
+  for (int i = 0; i < kPackets; ++i) {
+    const int src = i % kRanks, dst = (src + 1 + i / kRanks) % kRanks;
+    const double send = 0.001 + 0.009 * i / kPackets;
+    events.push_back({.kind = EventKind::recv_end, .rank = dst, .peer = src,
+                      .tag = collective_tag::kAllReduceRing, .model_s = send + 0.0102});
+  }
+  return events;
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int frames = argc > 1 ? std::max(10, std::atoi(argv[1])) : 300;
+  if (!glfwInit()) {
+    std::fprintf(stderr, "bench_gui_frames: no display; run under xvfb-run\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  GLFWwindow* window = glfwCreateWindow(1600, 900, "bench_gui_frames", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "bench_gui_frames: cannot create an OpenGL 3 window\n");
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(0);
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  apply_theme(Theme::dark, 1.0f);
+  load_fonts(default_cjk_font(), 1.0f);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  const std::vector<Event> events = synthetic_events();
+  SnapshotInputs inputs{.world = kRanks, .time_base = TimeBase::model};
+  std::vector<double> frame_ms, build_ms;
+  size_t in_flight = 0;
+  Commands commands;
+  for (int f = 0; f < frames + 10; ++f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    glfwPollEvents();
+    inputs.now_s = 0.0100 + 0.001 * (f % 100) / 100.0;  // every packet in flight, moving
+    Snapshot s = build_snapshot(events, inputs);
+    s.controls.live = true;
+    const auto t1 = std::chrono::steady_clock::now();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    draw_dashboard(s, commands, View::all, true);
+    ImGui::Render();
+    int w, h;
+    glfwGetFramebufferSize(window, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.1f, 0.1f, 0.1f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    glfwSwapBuffers(window);
+    glFinish();
+    commands.drain();
+    const auto t2 = std::chrono::steady_clock::now();
+    if (f >= 10) {  // warm-up: font atlas upload, first allocations
+      frame_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      build_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      in_flight = s.in_flight.size();
+    }
+  }
+  std::printf("bench_gui_frames: %d ranks, %zu packets in flight, %d frames, renderer %s\n",
+              kRanks, in_flight, frames, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+  std::printf("  frame time     median %.2f ms   p99 %.2f ms   (goal < 16 ms)\n",
+              percentile(frame_ms, 0.5), percentile(frame_ms, 0.99));
+  std::printf("  snapshot build median %.2f ms   p99 %.2f ms\n", percentile(build_ms, 0.5),
+              percentile(build_ms, 0.99));
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return 0;
+}

@@ -1,0 +1,48 @@
+// One collective under test on one rank, for `dsgd bench collective`: its buffers, inputs
+// whose reductions are exact in float in any order (small rank-dependent integers, as in
+// nccl-tests' verifiable mode), and the check of every element of the result.
+// Not a timer: bench_command.cpp times run() and counts what count_wrong() finds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/comm/collectives.h"
+
+namespace dsgd::cli {
+
+// The input of element i on rank r: an integer in -5..5 that depends on i only through
+// i mod 13, so results can be checked against a 13-entry table.
+float bench_input(int r, size_t i);
+
+class BenchCase {
+ public:
+  BenchCase(CollectiveOp op, ReduceOp reduce_op, int root, int world, int rank);
+
+  // Sizes the buffers for a row of `bytes`: the whole buffer for all_reduce, broadcast and
+  // reduce; the (R, c) buffer for gather, scatter, all_gather and reduce_scatter (as
+  // nccl-tests counts). Returns the bytes used: whole floats, R equal rows where rows apply.
+  size_t resize(size_t bytes);
+  size_t count() const { return count_; }  // floats in the size above
+
+  void reset();  // inputs in place, outputs filled with a value no result can have
+  void run(Communicator& comm, const CollectiveOptions& options);
+  uint64_t count_wrong() const;  // elements of this rank's result that differ from exact
+
+ private:
+  void fill(std::vector<float>& v, size_t n, int r, size_t first_index) const;
+  // Elements of out[0, n) differing from table[(first_index + i) mod 13].
+  uint64_t mismatches(const float* out, size_t n, const std::array<float, 13>& table,
+                      size_t first_index) const;
+
+  CollectiveOp op_;
+  ReduceOp reduce_op_;
+  int root_, world_, rank_;
+  size_t count_ = 0, per_rank_ = 0;
+  std::vector<std::array<float, 13>> inputs_;  // [rank][i mod 13]
+  std::array<float, 13> reduced_{};            // the exact reduction over all ranks
+  std::vector<float> a_, b_;                   // data (or send) and recv
+};
+
+}  // namespace dsgd::cli

@@ -1,0 +1,457 @@
+// `dsgd bench collective`: flags, the sweep of sizes, timing, the table and the JSON rows.
+// R = world size. Per size: warm-up and timed iterations, each started at one agreed
+// instant on every rank (start_together) and followed by a check of every element; the
+// time of a size is the median of the timed iterations on each rank, then the maximum over
+// ranks (the slowest rank decides when a collective is done).
+// algbw = bytes / time, busbw = algbw * the nccl-tests factor of the op.
+#include "cli/bench_command.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/backend.h"
+#include "cli/bench_case.h"
+#include "cli/loopback_baseline.h"
+#include "core/comm/cost_model.h"
+#include "core/errors.h"
+#include "core/io/atomic_file.h"
+#include "sim/cluster.h"
+#include "sim/link_model.h"
+#include "sim/network.h"
+
+namespace dsgd::cli {
+namespace {
+
+constexpr uint64_t kMaxBenchBytes = uint64_t(1) << 30;
+constexpr double kStartMarginS = 1e-3;  // beyond the link latencies, for the transport
+constexpr uint64_t kBaselineFromBytes = uint64_t(1) << 20;  // the ratio column starts here
+
+struct Row {
+  uint64_t bytes = 0, count = 0;
+  Algorithm algorithm = Algorithm::automatic;
+  double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
+  std::optional<double> predicted_us, error_pct, vs_loopback_pct;
+  uint64_t wrong = 0;
+};
+
+// Everything a run needs, checked before any node starts.
+struct Plan {
+  CollectiveOp op;
+  Algorithm requested;
+  ReduceOp reduce_op;
+  int root;
+  std::vector<uint64_t> sizes;
+  sim::LinkSpec link;
+  int iters, warmup;
+  std::optional<LoopbackBaseline> baseline;
+};
+
+// nccl-tests' busbw factors: what each rank's link carries relative to the buffer size.
+double bus_factor(CollectiveOp op, int world) {
+  const double n = world;
+  switch (op) {
+    case CollectiveOp::all_reduce:
+      return 2 * (n - 1) / n;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::gather:
+    case CollectiveOp::scatter:
+      return (n - 1) / n;
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+      return 1;
+    case CollectiveOp::barrier:
+      return 0;
+  }
+  return 1;
+}
+
+bool ideal(const sim::LinkSpec& link) {
+  return link.latency_s == 0 && link.bandwidth_Bps == 0;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3)
+    bytes /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.4g} {}", bytes, units[u]);
+}
+
+std::string link_text(const sim::LinkSpec& link) {
+  return fmt::format("latency {}, bandwidth {}", sim::format_duration(link.latency_s),
+                     link.bandwidth_Bps > 0 ? sim::format_bandwidth(link.bandwidth_Bps)
+                                            : std::string("unlimited"));
+}
+
+void check_output_path(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: directory '{}' does not exist; create it first", flag,
+                                 path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(
+        fmt::format("{} {}: directory '{}' is not writable", flag, path, dir.string()));
+  if (std::filesystem::is_directory(p, ec))
+    throw UsageError(fmt::format("{} {}: is a directory; give a file name", flag, path));
+}
+
+std::vector<uint64_t> size_sweep(CollectiveOp op, uint64_t min_bytes, uint64_t max_bytes,
+                                 double factor) {
+  if (op == CollectiveOp::barrier) return {0};
+  std::vector<uint64_t> sizes;
+  for (double s = static_cast<double>(min_bytes); s <= static_cast<double>(max_bytes);) {
+    sizes.push_back(static_cast<uint64_t>(s));
+    s = std::max(s + sizeof(float), std::ceil(s * factor));
+  }
+  return sizes;
+}
+
+// --explain: each algorithm's steps and bytes for the op, world and the largest size.
+void explain(const Plan& plan, int world, uint64_t bytes) {
+  const bool nominal = ideal(plan.link);
+  const double alpha = nominal ? kAutoAlphaS : plan.link.latency_s;
+  const double bandwidth = nominal ? kAutoBandwidthBps : plan.link.bandwidth_Bps;
+  fmt::print("# {} on {} ranks, {} ({} B)\n", to_string(plan.op), world, human_bytes(bytes), bytes);
+  fmt::print("# predictions for {}{}\n",
+             link_text({.latency_s = alpha, .bandwidth_Bps = bandwidth}),
+             nominal ? " (the nominal link auto assumes; set --latency/--bandwidth)" : "");
+  fmt::print(
+      "# link model: each directed link has its own latency a and bandwidth B; messages\n"
+      "# on different links overlap, so time = steps * a + critical path bytes / B\n");
+  fmt::print("# {:<17} {:>5} {:>14} {:>14} {:>12}  {}\n", "algorithm", "steps", "busiest sends",
+             "critical path", "predicted", "formula (S = bytes, R = ranks)");
+  std::vector<Algorithm> algorithms;
+  if (plan.op == CollectiveOp::all_reduce)
+    algorithms = {Algorithm::naive, Algorithm::ring, Algorithm::tree, Algorithm::halving_doubling};
+  else
+    algorithms = {resolve_algorithm(plan.op, Algorithm::automatic, world, bytes)};
+  for (Algorithm a : algorithms) {
+    const Cost c = collective_cost(plan.op, a, world, bytes);
+    fmt::print("  {:<17} {:>5} {:>14} {:>14} {:>9.1f} us  {}\n",
+               plan.op == CollectiveOp::all_reduce ? to_string(a) : algorithm_label(plan.op, a),
+               c.steps, human_bytes(c.bytes_sent_per_rank), human_bytes(c.critical_path_bytes),
+               c.predict_s(alpha, bandwidth) * 1e6, cost_formula(plan.op, a));
+  }
+  if (plan.op == CollectiveOp::all_reduce)
+    fmt::print("# auto picks {} for this world and size\n",
+               to_string(resolve_algorithm(plan.op, Algorithm::automatic, world, bytes)));
+}
+
+void print_header(const Plan& plan, const BenchFlags& f, int world) {
+  fmt::print("# dsgd bench collective: {}{}, algorithm {}, {} {} ranks, root {}\n",
+             to_string(plan.op),
+             plan.op == CollectiveOp::all_reduce || plan.op == CollectiveOp::reduce ||
+                     plan.op == CollectiveOp::reduce_scatter
+                 ? fmt::format(" ({})", to_string(plan.reduce_op))
+                 : "",
+             to_string(plan.requested), world, f.backend, plan.root);
+  fmt::print("# link: {}; {} warm-up + {} timed iterations per size, every result checked\n",
+             link_text(plan.link), plan.warmup, plan.iters);
+  fmt::print("# time: median over iterations on each rank, maximum over ranks\n");
+  if (plan.baseline)
+    fmt::print(
+        "# loopback baseline: {} TCP flows on 127.0.0.1 in a ring, all at once: "
+        "{:.2f} GB/s per flow (slowest {:.2f})\n",
+        plan.baseline->flows, plan.baseline->mean_flow_Bps / 1e9,
+        plan.baseline->min_flow_Bps / 1e9);
+  fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}\n", "size",
+             "count", "algorithm", "time", "algbw", "busbw", "predicted", "error", "busbw/",
+             "wrong");
+  fmt::print("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}\n", "(B)",
+             "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "loop (%)", "");
+  std::fflush(stdout);
+}
+
+void print_row(const Row& r) {
+  auto opt = [](const std::optional<double>& v, const char* format) {
+    return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
+  };
+  fmt::print("  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>9} {:>7}\n",
+             r.bytes, r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
+             opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"),
+             opt(r.vs_loopback_pct, "{:.0f}"), r.wrong);
+  std::fflush(stdout);
+}
+
+nlohmann::ordered_json to_json(const Plan& plan, const BenchFlags& f, int world,
+                               const std::vector<Row>& rows) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json j;
+  j["op"] = to_string(plan.op);
+  j["reduce_op"] = to_string(plan.reduce_op);
+  j["algorithm"] = to_string(plan.requested);
+  j["backend"] = f.backend;
+  j["nodes"] = world;
+  j["root"] = plan.root;
+  j["iters"] = plan.iters;
+  j["warmup"] = plan.warmup;
+  j["latency_s"] = plan.link.latency_s;
+  j["bandwidth_Bps"] = plan.link.bandwidth_Bps;
+  if (plan.baseline)
+    j["loopback_baseline"] = {{"flows", plan.baseline->flows},
+                              {"mean_flow_GBps", plan.baseline->mean_flow_Bps / 1e9},
+                              {"min_flow_GBps", plan.baseline->min_flow_Bps / 1e9}};
+  else
+    j["loopback_baseline"] = nullptr;
+  uint64_t wrong = 0;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    wrong += r.wrong;
+    j["rows"].push_back({{"bytes", r.bytes},
+                         {"count", r.count},
+                         {"algorithm", to_string(r.algorithm)},
+                         {"time_us", r.time_us},
+                         {"algbw_GBps", r.algbw_GBps},
+                         {"busbw_GBps", r.busbw_GBps},
+                         {"predicted_us", opt(r.predicted_us)},
+                         {"error_pct", opt(r.error_pct)},
+                         {"busbw_vs_loopback_pct", opt(r.vs_loopback_pct)},
+                         {"wrong", r.wrong}});
+  }
+  j["wrong"] = wrong;
+  return j;
+}
+
+// Starts every rank's next collective at the same instant of the run's common clock and
+// returns it. A barrier alone does not: ranks leave it up to one latency apart when they
+// entered it unevenly (after naive, rank 0 is a latency ahead), and the early ones would be
+// charged the wait. Instead rank 0 names a start `lead_s` ahead once all have arrived, and
+// each rank sleeps until then; a rank that hears of it late is charged the delay.
+double start_together(Communicator& comm, double lead_s) {
+  barrier(comm);
+  std::array<float, 2> message{};  // a double, bit for bit
+  if (comm.rank() == 0) message = std::bit_cast<std::array<float, 2>>(comm.wall_s() + lead_s);
+  broadcast(comm, message, 0);
+  const double start_s = std::bit_cast<double>(message);
+  const double wait_s = start_s - comm.wall_s();
+  if (wait_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+  return start_s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// The node function: every rank runs the same sweep; rank 0 prints and keeps the rows.
+void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::vector<Row>& rows) {
+  const int world = comm.size();
+  const int rank = comm.rank();
+  if (plan.root >= world)
+    throw UsageError(
+        fmt::format("--root {}: use a rank of the world, 0..{}", plan.root, world - 1));
+  if (rank == 0) print_header(plan, f, world);
+  BenchCase bench(plan.op, plan.reduce_op, plan.root, world, rank);
+  const CollectiveOptions options{.algorithm = plan.requested};
+  // Enough for the start time to reach every rank: one latency per hop of the broadcast.
+  const double lead_s =
+      kStartMarginS + (std::bit_width(static_cast<unsigned>(world - 1)) + 1) * plan.link.latency_s;
+  prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
+  uint64_t last_bytes = UINT64_MAX;
+  std::vector<double> times;
+  for (uint64_t size : plan.sizes) {
+    const uint64_t bytes = bench.resize(size);
+    if (bytes == last_bytes) continue;  // rounding to whole rows gave the same size again
+    last_bytes = bytes;
+    times.clear();
+    uint64_t wrong = 0;
+    for (int it = 0; it < plan.warmup + plan.iters; ++it) {
+      bench.reset();
+      const double start_s = start_together(comm, lead_s);
+      bench.run(comm, options);
+      const double end_s = comm.wall_s();
+      wrong += bench.count_wrong();
+      if (it >= plan.warmup) times.push_back(end_s - start_s);
+    }
+    // Gather (median us, wrong count) from every rank; the count is split in two so that
+    // each half is exact in a float.
+    const float mine[3] = {static_cast<float>(median(times) * 1e6), static_cast<float>(wrong >> 20),
+                           static_cast<float>(wrong & 0xFFFFF)};
+    std::vector<float> all(rank == 0 ? 3 * world : 0);
+    gather(comm, mine, all, 0);
+    if (rank != 0) continue;
+    Row row{.bytes = bytes,
+            .count = bytes / sizeof(float),
+            // native: the backend's own may run; predictions are for dsgd's fallback.
+            .algorithm = plan.requested == Algorithm::native
+                             ? Algorithm::native
+                             : resolve_algorithm(plan.op, plan.requested, world, bytes)};
+    for (int r = 0; r < world; ++r) {
+      row.time_us = std::max<double>(row.time_us, all[3 * r]);
+      row.wrong +=
+          (static_cast<uint64_t>(all[3 * r + 1]) << 20) + static_cast<uint64_t>(all[3 * r + 2]);
+    }
+    if (row.time_us > 0) {
+      row.algbw_GBps = bytes / row.time_us / 1e3;
+      row.busbw_GBps = row.algbw_GBps * bus_factor(plan.op, world);
+    }
+    if (!ideal(plan.link)) {
+      const double predicted = collective_cost(plan.op, row.algorithm, world, bytes)
+                                   .predict_s(plan.link.latency_s, plan.link.bandwidth_Bps);
+      row.predicted_us = predicted * 1e6;
+      if (predicted > 0) row.error_pct = (row.time_us / *row.predicted_us - 1) * 100;
+    }
+    if (plan.baseline && bytes >= kBaselineFromBytes && plan.baseline->mean_flow_Bps > 0)
+      row.vs_loopback_pct = row.busbw_GBps * 1e9 / plan.baseline->mean_flow_Bps * 100;
+    print_row(row);
+    rows.push_back(row);
+  }
+}
+
+}  // namespace
+
+uint64_t parse_size_bytes(const std::string& text, const char* flag) {
+  size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  double scale = 0;
+  for (auto [names, s] : {std::pair{"|b", 1.0}, std::pair{"k|kb|kib", 1024.0},
+                          std::pair{"m|mb|mib", 1048576.0}, std::pair{"g|gb|gib", 1073741824.0}}) {
+    const std::string list = std::string("|") + names + "|";
+    if (list.find("|" + unit + "|") != std::string::npos) scale = s;
+  }
+  if (used == 0 || scale == 0 || !(value >= 0) || !std::isfinite(value))
+    throw UsageError(
+        fmt::format("{} {}: give a size in bytes, with K, M or G for KiB, MiB, GiB (e.g. 4K, 64M)",
+                    flag, text));
+  return static_cast<uint64_t>(value * scale);
+}
+
+void add_bench_command(CLI::App& app, BenchFlags& f) {
+  CLI::App* bench = app.add_subcommand("bench", "Measure communication on this backend");
+  bench->require_subcommand(1);
+  CLI::App* c =
+      bench->add_subcommand("collective",
+                            "Time a collective over a sweep of sizes, check every result, compare "
+                            "with the alpha-beta prediction (like nccl-tests)");
+  c->add_option("--op", f.op,
+                "all_reduce | broadcast | reduce | all_gather | reduce_scatter | gather | "
+                "scatter | barrier")
+      ->capture_default_str();
+  c->add_option("--algorithm", f.algorithm,
+                "auto | naive | ring | tree | halving_doubling | native (all_reduce has four; "
+                "the other ops one each)")
+      ->capture_default_str();
+  c->add_option("--backend", f.backend, "sim (simulated nodes) or mpi")->capture_default_str();
+  c->add_option("--nodes", f.nodes, "Number of simulated nodes (1-256)")->capture_default_str();
+  c->add_option("--min-bytes", f.min_bytes, "Smallest size (K, M, G = KiB, MiB, GiB)")
+      ->capture_default_str();
+  c->add_option("--max-bytes", f.max_bytes, "Largest size")->capture_default_str();
+  c->add_option("--step-factor", f.step_factor, "Each size is this many times the previous")
+      ->capture_default_str();
+  c->add_option("--iters", f.iters, "Timed iterations per size")->capture_default_str();
+  c->add_option("--warmup", f.warmup, "Untimed iterations per size first")->capture_default_str();
+  c->add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (sim)")
+      ->capture_default_str();
+  c->add_option("--bandwidth", f.bandwidth, "Link bandwidth, e.g. 100Mbit (sim)")
+      ->capture_default_str();
+  c->add_option("--reduce-op", f.reduce_op, "sum | avg | max | min | prod")->capture_default_str();
+  c->add_option("--root", f.root, "Root rank of broadcast, reduce, gather, scatter")
+      ->capture_default_str();
+  c->add_option("--json", f.json, "Also write the rows as JSON to this file");
+  c->add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
+  c->add_flag("--explain", f.explain,
+              "Print each algorithm's steps and bytes at --max-bytes, and exit");
+  c->add_flag("--no-baseline", f.no_baseline, "Skip the loopback baseline");
+}
+
+int run_bench(const BenchFlags& f) {
+  Plan plan{.op = parse_collective_op(f.op),
+            .requested = parse_algorithm(f.algorithm),
+            .reduce_op = parse_reduce_op(f.reduce_op),
+            .root = f.root,
+            .link = {.latency_s = sim::parse_duration_s(f.latency, "--latency"),
+                     .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")},
+            .iters = f.iters,
+            .warmup = f.warmup};
+  if (f.backend != "sim" && f.backend != "mpi")
+    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
+  if (f.nodes < 1 || f.nodes > sim::kMaxNodes)
+    throw UsageError(
+        fmt::format("--nodes {}: use 1 to {} simulated nodes", f.nodes, sim::kMaxNodes));
+  if (f.iters < 1) throw UsageError(fmt::format("--iters {}: use 1 or more", f.iters));
+  if (f.warmup < 0) throw UsageError(fmt::format("--warmup {}: use 0 or more", f.warmup));
+  if (!(f.step_factor > 1) || !std::isfinite(f.step_factor))
+    throw UsageError(fmt::format("--step-factor {}: use a number above 1, e.g. 2", f.step_factor));
+  if (f.root < 0 || (f.backend == "sim" && f.root >= f.nodes))
+    throw UsageError(fmt::format("--root {}: use a rank of the world, 0..{}", f.root, f.nodes - 1));
+  const uint64_t min_bytes = parse_size_bytes(f.min_bytes, "--min-bytes");
+  const uint64_t max_bytes = parse_size_bytes(f.max_bytes, "--max-bytes");
+  if (min_bytes > max_bytes)
+    throw UsageError(
+        fmt::format("--min-bytes {} is above --max-bytes {}", f.min_bytes, f.max_bytes));
+  if (max_bytes > kMaxBenchBytes)
+    throw UsageError(
+        fmt::format("--max-bytes {}: at most 1G (every node holds the buffers)", f.max_bytes));
+  const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
+  if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 60s");
+  // An algorithm the op lacks is refused now, not by every rank later.
+  resolve_algorithm(plan.op, plan.requested, f.nodes, max_bytes);
+  check_output_path(f.json, "--json");
+  plan.sizes = size_sweep(plan.op, min_bytes, max_bytes, f.step_factor);
+
+  if (f.explain) {
+    BenchCase sizing(plan.op, plan.reduce_op, 0, f.nodes, 0);
+    explain(plan, f.nodes, sizing.resize(max_bytes));
+    return kExitOk;
+  }
+  if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline)
+    plan.baseline = measure_loopback_ring(f.nodes);
+
+  std::vector<Row> rows;
+  int world = f.nodes;
+  sim::ClusterOptions options{
+      .nodes = f.nodes,
+      .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
+  options.network.link = plan.link;
+  const bool hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
+    if (comm.rank() == 0) world = comm.size();
+    bench_node(comm, plan, f, rows);
+  });
+  if (!hosts_rank0) return kExitOk;
+  uint64_t wrong = 0;
+  for (const Row& r : rows)
+    wrong += r.wrong;
+  fmt::print("# {} wrong element{} in all results\n", wrong, wrong == 1 ? "" : "s");
+  if (!f.json.empty()) {
+    write_file_atomic(f.json, to_json(plan, f, world, rows).dump(2) + "\n");
+    fmt::print("# rows written to {}\n", f.json);
+  }
+  if (wrong > 0) {
+    fmt::print(stderr, "dsgd: error: {} {} results had {} wrong elements\n", to_string(plan.op),
+               to_string(plan.requested), wrong);
+    return kExitOther;
+  }
+  return kExitOk;
+}
+
+}  // namespace dsgd::cli

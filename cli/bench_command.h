@@ -1,0 +1,41 @@
+// `dsgd bench collective`: times one collective over a sweep of sizes on simulated nodes
+// (or MPI ranks), checks every result, and prints one row per size like nccl-tests, with
+// the alpha-beta prediction beside the measurement and a loopback baseline to compare.
+// Not a test: it prints figures and exits 0 even when they are slow (wrong results: 1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace dsgd::cli {
+
+struct BenchFlags {
+  std::string op = "all_reduce";
+  std::string algorithm = "auto";
+  std::string backend = "sim";
+  int nodes = 4;
+  std::string min_bytes = "4K", max_bytes = "64M";
+  double step_factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  std::string latency = "0", bandwidth = "0";
+  std::string reduce_op = "sum";
+  int root = 0;
+  std::string json;
+  std::string timeout = "60s";
+  bool explain = false;
+  bool no_baseline = false;
+};
+
+void add_bench_command(CLI::App& app, BenchFlags& flags);
+int run_bench(const BenchFlags& flags);
+
+// "4K" -> 4096, "64M", "1G", "512", "4KiB", "4KB" (K, M, G are powers of 1024).
+// UsageError naming `flag` otherwise.
+uint64_t parse_size_bytes(const std::string& text, const char* flag);
+
+}  // namespace dsgd::cli

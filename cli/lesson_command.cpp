@@ -1,0 +1,268 @@
+#include "cli/lesson_command.h"
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/backend.h"
+#include "core/errors.h"
+#include "core/nn/blas.h"
+#include "lessons/exercise.h"
+#include "lessons/readme.h"
+#include "lessons/runner.h"
+#include "lessons/transcript.h"
+#include "sim/control.h"
+
+namespace dsgd::cli {
+namespace {
+
+using lessons::Lang;
+using lessons::LessonInfo;
+using lessons::LessonText;
+using lessons::LogItem;
+using lessons::Recorder;
+
+void put_text(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Standard output, remembering how the text printed so far ends.
+class Output {
+ public:
+  void put(const std::string& text) {
+    if (text.empty()) return;
+    put_text(text);
+    tail_ += text;
+    if (tail_.size() > 2) tail_.erase(0, tail_.size() - 2);
+  }
+  // Ends the text so far with exactly one blank line.
+  void blank_line() {
+    if (tail_ == "\n\n") return;
+    put(tail_.ends_with("\n") ? "\n" : "\n\n");
+  }
+
+ private:
+  std::string tail_ = "\n\n";  // the last two characters printed
+};
+
+int list_lessons(Lang lang) {
+  const bool zh = lang == Lang::zh;
+  put_text(zh ? "课程（dsgd lesson N [--step] [--lang zh]）：\n"
+           : "Lessons (dsgd lesson N [--step] [--lang en|zh]):\n");
+  for (const LessonInfo& info : lessons::lesson_catalog()) {
+    const LessonText text = lessons::load_lesson_text(info, lang);
+    const std::string ranks =
+        zh ? fmt::format("{} 个秩", info.default_nodes)
+           : fmt::format("{} rank{}", info.default_nodes, info.default_nodes == 1 ? "" : "s");
+    put_text(fmt::format("  {:>2}  {}  ({}{})\n", info.number, text.title, ranks,
+                      info.has_exercise ? (zh ? "，含练习 --check" : ", exercise: --check") : ""));
+  }
+  return kExitOk;
+}
+
+int parse_number(const std::string& which) {
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(which.data(), which.data() + which.size(), n);
+  if (ec != std::errc() || ptr != which.data() + which.size())
+    throw UsageError(fmt::format(
+        "lesson '{}': give a lesson number (dsgd lesson 2) or list (dsgd lesson list)", which));
+  return n;
+}
+
+std::string header(const LessonText& text, int world, Lang lang, bool step) {
+  std::string s = fmt::format("# {}\n", text.title);
+  s += lang == Lang::zh ? fmt::format("{} 个秩 (rank)", world)
+                        : fmt::format("{} rank{}", world, world == 1 ? "" : "s");
+  if (step)
+    s += lang == Lang::zh ? " · --step：按回车键投递下一条消息（Ctrl-D：运行到结束）"
+                          : " · --step: press Enter to deliver the next message (Ctrl-D: run "
+                            "to the end)";
+  s += "\n\n";
+  if (!text.intro.empty()) s += text.intro + "\n";
+  return s;
+}
+
+std::string footer(const Recorder& recorder, int world, Lang lang) {
+  auto [messages, bytes] = recorder.totals(world);
+  return lang == Lang::zh ? fmt::format("—— 本课结束：共 {} 条消息，{} 字节 ——\n", messages, bytes)
+                          : fmt::format("-- end of lesson: {} message{}, {} bytes --\n",
+                                        messages, messages == 1 ? "" : "s", bytes);
+}
+
+// Simulated nodes. The lesson runs in a thread of its own while this thread prints: in
+// --auto mode the merged transcript as each section completes, in --step mode the output
+// as it happens and each message as the step gate delivers it.
+void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
+                const lessons::LessonSettings& settings) {
+  lessons::LessonSettings s = settings;
+  lessons::DataCache data;
+  s.data = &data;
+  SimFlags sim_flags = f.sim;
+  if (sim_flags.nodes == -1 && sim_flags.scenario.empty()) sim_flags.nodes = info.default_nodes;
+  // Waiting for Enter must not make a blocked receive pass its deadline.
+  if (f.step && sim_flags.timeout == SimFlags{}.timeout) sim_flags.timeout = "86400s";
+  sim::ClusterOptions options = build_cluster_options(sim_flags);
+  const int world = options.nodes;
+  if (world < info.min_nodes || world > info.max_nodes)
+    throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world,
+                                 info.number, info.min_nodes, info.max_nodes));
+  Recorder recorder;
+  sim::SimControl control;
+  options.events = &recorder;
+  options.control = &control;
+  const Lang lang = s.lang;
+  auto section_text = [&](const std::string& id) { return text.section(id); };
+
+  std::mutex out_mutex;
+  Output out;
+  if (f.step) {
+    control.set_step_mode(true);
+    recorder.set_live([&](int rank, const LogItem& item) {
+      std::lock_guard lock(out_mutex);
+      if (item.kind == LogItem::Kind::section && rank == 0 && !item.text.empty()) {
+        out.blank_line();
+        out.put(text.section(item.text) + "\n\n");
+      }
+      else if (item.kind == LogItem::Kind::say)
+        out.put(item.text + "\n");
+      else if (item.kind == LogItem::Kind::print)
+        out.put(fmt::format("[rank {}] {}\n", rank, item.text));
+    });
+  }
+  out.put(header(text, world, lang, f.step));
+
+  std::atomic<bool> finished{false};
+  std::exception_ptr failure;
+  std::thread runner([&] {
+    try {
+      run_on_backend("sim", options, [&](Communicator& comm) {
+        lessons::run_lesson_rank(comm, info, recorder, s, false);
+      });
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    finished = true;
+  });
+  if (f.step) {
+    bool interactive = true;
+    while (!finished.load()) {
+      auto m = control.step(std::chrono::milliseconds(50));
+      if (!m || !recorder.shows_messages(m->source)) continue;
+      {
+        std::lock_guard lock(out_mutex);
+        out.put("  " + lessons::message_line(m->source, m->dest, m->tag, m->count * sizeof(float),
+                                           m->preview) +
+              "\n");
+      }
+      if (interactive) {
+        std::string line;
+        if (!std::getline(std::cin, line)) interactive = false;
+      }
+    }
+  } else {
+    while (!finished.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      out.put(recorder.take_ready(world, false, section_text));
+    }
+  }
+  runner.join();
+  if (!f.step) out.put(recorder.take_ready(world, true, section_text));
+  if (failure) std::rethrow_exception(failure);
+  out.blank_line();
+  out.put(footer(recorder, world, lang));
+}
+
+// MPI ranks: each rank records its own log, rank 0 gathers them and prints the transcript
+// at the end (the same text as on simulated nodes).
+void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
+                const lessons::LessonSettings& settings) {
+  check_mpi_flags(f.sim);
+  sim::ClusterOptions options = build_cluster_options(f.sim);
+  Recorder recorder;
+  options.events = &recorder;
+  lessons::DataCache data;
+  lessons::LessonSettings s = settings;
+  s.data = &data;
+  int world = 0;
+  const bool rank0 = run_on_backend(
+      "mpi", options,
+      [&](Communicator& comm) {
+        world = comm.size();
+        if (world < info.min_nodes || world > info.max_nodes)
+          throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", world,
+                                       info.number, info.min_nodes, info.max_nodes));
+        lessons::run_lesson_rank(comm, info, recorder, s, true);
+      },
+      {.nodes = f.sim.nodes});
+  if (!rank0) return;
+  Output out;
+  out.put(header(text, world, settings.lang, false));
+  out.put(recorder.take_ready(world, true, [&](const std::string& id) { return text.section(id); }));
+  out.blank_line();
+  out.put(footer(recorder, world, settings.lang));
+}
+
+}  // namespace
+
+void add_lesson_command(CLI::App& app, LessonFlags& f) {
+  CLI::App* cmd = app.add_subcommand(
+      "lesson", "Lessons: from send/recv to synchronous SGD (dsgd lesson list, dsgd lesson 2)");
+  cmd->add_option("lesson", f.which, "list, or the number of the lesson to run")->required();
+  cmd->add_option("--backend", f.backend, "sim (simulated nodes) or mpi (under mpirun)")
+      ->capture_default_str();
+  cmd->add_option("--lang", f.lang, "en (English) or zh (简体中文)")->capture_default_str();
+  auto* step = cmd->add_flag("--step", f.step,
+                             "Hold every message until Enter (simulated nodes; EOF: run on)");
+  auto* auto_run = cmd->add_flag("--auto", f.auto_run,
+                                 "Run through without pausing, printing the same message lines "
+                                 "(the default)");
+  step->excludes(auto_run);
+  cmd->add_option("--check", f.check, "Check your solution of the lesson's exercise (a C++ file)");
+  cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")->capture_default_str();
+  add_sim_flags(*cmd, f.sim);
+}
+
+int run_lesson(const LessonFlags& f) {
+  lessons::LessonSettings settings;
+  settings.lang = lessons::parse_lang(f.lang);
+  settings.seed = f.seed;
+  if (f.which == "list") return list_lessons(settings.lang);
+  const LessonInfo info = lessons::find_lesson(parse_number(f.which));
+  if (f.backend != "sim" && f.backend != "mpi")
+    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
+
+  if (!f.check.empty()) {
+    if (!info.has_exercise)
+      throw UsageError(fmt::format(
+          "lesson {} has no exercise to check; lesson 5 has one (dsgd lesson 5 --check FILE)",
+          info.number));
+    lessons::ExerciseOptions options{.source = f.check, .lang = settings.lang};
+    if (const char* cxx = std::getenv("CXX"); cxx && *cxx) options.compiler = cxx;
+    const bool passed = lessons::check_all_reduce_exercise(
+        options, [](const std::string& line) { put_text(line + "\n"); });
+    return passed ? kExitOk : kExitOther;
+  }
+
+  set_blas_threads(1);  // every rank is a thread already
+  const LessonText text = lessons::load_lesson_text(info, settings.lang);
+  if (f.backend == "mpi") {
+    if (f.step)
+      throw UsageError(
+          "--step holds messages in the simulator; with --backend mpi the network is real: "
+          "use --auto, or --backend sim --step");
+    run_on_mpi(f, info, text, settings);
+  } else {
+    run_on_sim(f, info, text, settings);
+  }
+  return kExitOk;
+}
+
+}  // namespace dsgd::cli

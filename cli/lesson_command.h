@@ -1,0 +1,32 @@
+// `dsgd lesson list` and `dsgd lesson N`: runs a lesson (lessons/) on simulated nodes or
+// MPI ranks and prints its transcript beside the lesson's text, section by section, in
+// English or Chinese; --step holds every message until Enter; `--check FILE` runs the
+// lesson's exercise on a student's file. The lessons themselves live in lessons/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli/sim_flags.h"
+
+namespace CLI {
+class App;
+}
+
+namespace dsgd::cli {
+
+struct LessonFlags {
+  std::string which;  // "list" or a lesson number
+  std::string backend = "sim";
+  std::string lang = "en";
+  bool step = false;
+  bool auto_run = false;
+  std::string check;
+  uint64_t seed = 1;
+  SimFlags sim;
+};
+
+void add_lesson_command(CLI::App& app, LessonFlags& flags);
+int run_lesson(const LessonFlags& flags);
+
+}  // namespace dsgd::cli

@@ -1,0 +1,30 @@
+// `dsgd node`: one simulated node as its own process. Rank 0 hosts the rendezvous; the
+// nodes then connect to each other over the same socket transport as `dsgd train`'s
+// threads and train exactly as it does (the train flags apply); rank 0 writes the outputs.
+// Not a process launcher: start one `dsgd node` per rank yourself (shell, ssh, a script).
+#pragma once
+
+#include <string>
+
+#include "cli/train_command.h"
+
+namespace CLI {
+class App;
+}
+
+namespace dsgd::cli {
+
+struct NodeFlags {
+  TrainFlags train;
+  int rank = -1;
+  int world = 0;
+  std::string rendezvous;      // HOST:PORT where rank 0 listens
+  std::string token;           // every node of the run must present it
+  std::string listen;          // address to accept peers on; empty: 127.0.0.1 only
+  std::string clock = "auto";  // auto | shared | local (see --clock's help)
+};
+
+void add_node_command(CLI::App& app, NodeFlags& flags);
+int run_node(const NodeFlags& flags);
+
+}  // namespace dsgd::cli

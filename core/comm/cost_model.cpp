@@ -1,0 +1,176 @@
+// The alpha-beta cost of each algorithm, counted from what its file does (see the header
+// for the link model). R = world size, S = bytes, C = S/4 floats, c = C/R floats per rank
+// (gather, scatter, all_gather, reduce_scatter), D = max popcount(v) over v < R, the depth
+// of a binomial tree, P = 2^floor(log2 R), E = R - P. Chunked algorithms are counted in
+// whole floats with Chunks, so uneven pieces cost what the largest piece costs.
+#include "core/comm/cost_model.h"
+
+#include <algorithm>
+#include <bit>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/comm/chunks.h"
+#include "core/errors.h"
+
+namespace dsgd {
+namespace {
+
+constexpr double kFloat = sizeof(float);
+
+int tree_depth(int world) {
+  int depth = 0;
+  for (int v = 1; v < world; ++v)
+    depth = std::max(depth, std::popcount(static_cast<unsigned>(v)));
+  return depth;
+}
+
+// Children of v in the binomial tree over `world` ranks: v + 2^k for 2^k below v's lowest
+// set bit (every 2^k < world for the root).
+int tree_children(int v, int world) {
+  int children = 0;
+  for (int mask = 1; mask < world; mask <<= 1) {
+    if (v & mask) break;
+    if (v + mask < world) ++children;
+  }
+  return children;
+}
+
+Cost tree_cost(int world, double bytes, bool reduce_phase, bool broadcast_phase) {
+  const int depth = tree_depth(world);
+  Cost cost;
+  const int phases = int(reduce_phase) + int(broadcast_phase);
+  cost.steps = phases * depth;
+  cost.critical_path_bytes = phases * depth * bytes;
+  for (int v = 0; v < world; ++v) {
+    double sent = 0;
+    if (reduce_phase && v != 0) sent += bytes;
+    if (broadcast_phase) sent += tree_children(v, world) * bytes;
+    cost.bytes_sent_per_rank = std::max(cost.bytes_sent_per_rank, sent);
+  }
+  return cost;
+}
+
+// Steps 1-5 of allreduce_halving_doubling.cpp, counted per rank.
+Cost halving_doubling_cost(int world, size_t count) {
+  int p = 1;
+  while (p * 2 <= world)
+    p *= 2;
+  const int extra = world - p;
+  const Chunks blocks{count, p};
+  const double whole = count * kFloat;
+  Cost cost;
+  cost.steps = 2 * std::countr_zero(static_cast<unsigned>(p)) + (extra > 0 ? 2 : 0);
+  cost.critical_path_bytes = extra > 0 ? 2 * whole : 0.0;
+  std::vector<double> sent(p, 0.0);  // per core rank v
+  for (int d = p / 2; d >= 1; d /= 2) {
+    // Every group of 2d blocks splits at its middle; the step waits for its largest half.
+    size_t step_max = 0;
+    for (int v = 0; v < p; ++v) {
+      const int lo = v / (2 * d) * (2 * d), mid = lo + d;
+      const bool upper = (v & d) != 0;
+      const size_t give = upper ? blocks.span_size(lo, mid) : blocks.span_size(mid, lo + 2 * d);
+      const size_t keep = upper ? blocks.span_size(mid, lo + 2 * d) : blocks.span_size(lo, mid);
+      step_max = std::max(step_max, give);
+      // Reduce-scatter sends `give`; the mirrored all-gather step sends what is kept.
+      sent[v] += (give + keep) * kFloat;
+    }
+    cost.critical_path_bytes += 2 * step_max * kFloat;  // once halving, once doubling
+  }
+  for (int v = 0; v < p; ++v) {
+    const bool folded = v < extra;  // odd rank 2v+1, which also unfolds to rank 2v
+    cost.bytes_sent_per_rank = std::max(cost.bytes_sent_per_rank, sent[v] + (folded ? whole : 0));
+  }
+  if (extra > 0) cost.bytes_sent_per_rank = std::max(cost.bytes_sent_per_rank, whole);
+  return cost;
+}
+
+Cost ring_cost(int steps, double piece_bytes) {
+  return {.steps = steps,
+          .bytes_sent_per_rank = steps * piece_bytes,
+          .critical_path_bytes = steps * piece_bytes};
+}
+
+}  // namespace
+
+double Cost::predict_s(double alpha_s, double bandwidth_Bps) const {
+  return steps * alpha_s + (bandwidth_Bps > 0 ? critical_path_bytes / bandwidth_Bps : 0.0);
+}
+
+Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t bytes) {
+  if (world < 1)
+    throw UsageError(
+        fmt::format("cost of {}: a world of {} ranks; use 1 or more", to_string(op), world));
+  const Algorithm a = resolve_algorithm(op, algorithm, world, bytes);
+  if (world == 1) return {};
+  const size_t count = bytes / sizeof(float);
+  const double whole = count * kFloat;
+  const double piece = count / world * kFloat;  // c floats: one rank's row
+  switch (op) {
+    case CollectiveOp::broadcast:
+      return tree_cost(world, whole, false, true);
+    case CollectiveOp::reduce:
+      return tree_cost(world, whole, true, false);
+    case CollectiveOp::gather:
+      return {.steps = 1, .bytes_sent_per_rank = piece, .critical_path_bytes = piece};
+    case CollectiveOp::scatter:
+      return {.steps = 1, .bytes_sent_per_rank = (world - 1) * piece, .critical_path_bytes = piece};
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return ring_cost(world - 1, piece);
+    case CollectiveOp::barrier:  // ceil(log2 R) rounds of empty messages
+      return {.steps = static_cast<int>(std::bit_width(static_cast<unsigned>(world - 1)))};
+    case CollectiveOp::all_reduce:
+      break;
+  }
+  switch (a) {
+    case Algorithm::naive:
+      return {
+          .steps = 2, .bytes_sent_per_rank = (world - 1) * whole, .critical_path_bytes = 2 * whole};
+    case Algorithm::tree:
+      return tree_cost(world, whole, true, true);
+    case Algorithm::halving_doubling:
+      return halving_doubling_cost(world, count);
+    case Algorithm::ring:
+    case Algorithm::automatic:
+    case Algorithm::native:
+      break;
+  }
+  return ring_cost(2 * (world - 1), Chunks{count, world}.max_size() * kFloat);
+}
+
+std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
+  switch (op) {
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+      return "D * (a + S/B), D = max popcount(v < R) <= ceil(log2 R)";
+    case CollectiveOp::gather:
+      return "a + S/R/B; the root receives (R-1)/R S";
+    case CollectiveOp::scatter:
+      return "a + S/R/B; the root sends (R-1)/R S";
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return "(R-1) * (a + S/R/B)";
+    case CollectiveOp::barrier:
+      return "ceil(log2 R) * a";
+    case CollectiveOp::all_reduce:
+      break;
+  }
+  switch (algorithm) {
+    case Algorithm::naive:
+      return "2 * (a + S/B); rank 0 sends (R-1) S";
+    case Algorithm::tree:
+      return "2D * (a + S/B), D = max popcount(v < R) <= ceil(log2 R)";
+    case Algorithm::halving_doubling:
+      return "2 log2(P) a + 2(P-1)/P S/B, + 2(a + S/B) if R != P = 2^floor(log2 R)";
+    case Algorithm::ring:
+      return "2(R-1) * (a + S/R/B)";
+    case Algorithm::automatic:
+    case Algorithm::native:
+      break;
+  }
+  return "the cheapest of ring, halving_doubling and tree for a nominal link";
+}
+
+}  // namespace dsgd

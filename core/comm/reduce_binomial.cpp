@@ -1,0 +1,29 @@
+// Binomial-tree reduce, the mirror image of broadcast_binomial. R = world size, v = this
+// rank relative to the root. Rank v receives from v + 2^k for every 2^k below its lowest
+// set bit (smallest subtree first: it is ready first), reducing each into acc, then sends
+// acc to v minus that bit. The root ends with every rank's contribution; the critical path
+// is max popcount(v < R) messages, as in broadcast.
+#include <vector>
+
+#include "core/comm/collectives.h"
+
+namespace dsgd {
+
+void reduce_binomial(Communicator& comm, std::span<float> acc, ReduceOp op, int root, int tag) {
+  const int n = comm.size();
+  const int v = (comm.rank() - root + n) % n;
+  std::vector<float> incoming;
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (v & mask) {
+      comm.send(acc, (v - mask + root) % n, tag);
+      return;
+    }
+    if (v + mask < n) {
+      incoming.resize(acc.size());
+      comm.recv(incoming, (v + mask + root) % n, tag);
+      reduce_into(acc, incoming, op);
+    }
+  }
+}
+
+}  // namespace dsgd

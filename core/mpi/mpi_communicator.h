@@ -1,0 +1,77 @@
+// MpiCommunicator: one MPI rank as a dsgd Communicator. Point-to-point maps to
+// MPI_Isend/MPI_Irecv with MPI_FLOAT and the caller's tag, on the MPI communicator as given
+// (no MPI_Comm_dup), so other MPI programs in the same job (mpi4py ranks) can talk to it.
+// Every wait polls MPI_Test until its deadline; the native_* hooks call MPI's blocking
+// collectives under a Watchdog. Not a launcher: MpiSession (mpi_session.h) owns MPI_Init.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/comm/communicator.h"
+#include "core/mpi/watchdog.h"
+
+namespace dsgd::mpi {
+
+// dsgd's collectives use tags from kCollectiveTagBase upwards; an MPI whose MPI_TAG_UB is
+// below kCollectiveTagBase + kCollectiveTagSpan cannot run them. Open MPI's is 2^31 - 1.
+inline constexpr int kCollectiveTagSpan = 1024;
+// MPI counts are ints: one message carries at most this many floats (8 GiB).
+inline constexpr size_t kMaxCount = std::numeric_limits<int>::max();
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Requires an initialised MPI (MpiSession) with MPI_ERRORS_RETURN on `comm`. Not
+  // collective: builds nothing shared. UsageError when MPI_TAG_UB is too small.
+  explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD);
+  ~MpiCommunicator() override = default;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* backend() const override { return "mpi"; }
+  MPI_Comm mpi_comm() const { return comm_; }
+  int tag_ub() const { return tag_ub_; }
+
+  // Host names of every rank (from preflight); until set, messages name only the rank.
+  void set_hosts(std::vector<std::string> hosts);
+  // "rank 3 (host node2)", or "rank 3" when the host is unknown.
+  std::string describe(int rank) const;
+
+  // Arms the watchdog for one blocking MPI call with this communicator's timeout.
+  Watchdog::Scope blocking(const char* call, size_t bytes);
+
+  bool native_all_reduce(std::span<float> data, ReduceOp op) override;
+  bool native_broadcast(std::span<float> data, int root) override;
+  bool native_reduce(std::span<float> data, ReduceOp op, int root) override;
+  bool native_gather(std::span<const float> send, std::span<float> recv, int root) override;
+  bool native_scatter(std::span<const float> send, std::span<float> recv, int root) override;
+  bool native_all_gather(std::span<const float> send, std::span<float> recv) override;
+  bool native_reduce_scatter(std::span<const float> send, std::span<float> recv,
+                             ReduceOp op) override;
+  bool native_barrier() override;
+
+ protected:
+  Request do_isend(std::span<const float> data, int dst, int tag) override;
+  Request do_irecv(std::span<float> data, int src, int tag) override;
+
+ private:
+  void check_tag(int tag, const char* what) const;
+  int checked_count(size_t count, const char* what) const;
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  int tag_ub_ = 0;
+  std::string host_;
+  std::vector<std::string> hosts_;  // per rank; empty until set_hosts
+  std::vector<uint64_t> send_seq_;  // per destination: messages sent so far (events)
+  Watchdog watchdog_;
+};
+
+}  // namespace dsgd::mpi

@@ -1,0 +1,137 @@
+// Snapshot: everything one frame draws, as plain read-only values, built from a list of
+// Events (a live run's EventBuffer copy or a replayed trace) plus what the source knows
+// about itself (settings, links, loss curves, status). Draw functions read it and push
+// Commands; they never reach the simulation. Building one is O(events).
+// Not a model of the run's state: it is rebuilt every frame and thrown away.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/events.h"
+#include "core/io/trace.h"
+#include "gui/layout.h"
+#include "gui/settings.h"
+
+namespace dsgd::gui {
+
+// One point-to-point message: the k-th send src -> dst with `tag` (pairs with the k-th
+// receive at dst from src with that tag). Times are in the snapshot's time base.
+struct MessageView {
+  int src = 0, dst = 0, tag = 0;
+  uint64_t k = 0, bytes = 0;
+  const char* op = "p2p";  // from the tag (op_for_tag), static
+  double send_s = 0;
+  double arrive_s = 0;     // the receive's completion, or an estimate (see estimated)
+  bool estimated = true;   // no receive seen (yet): arrive_s = send_s + latency + bytes / bw
+  bool arrived = false;    // received at or before the snapshot's now_s
+  int chunk = -1;          // ring all_reduce: the chunk it carries, else -1
+  int contributions = 0;   // ring all_reduce: ranks summed into that chunk
+  uint8_t preview_count = 0;
+  float preview[4] = {};
+};
+
+enum class Lane : uint8_t { compute, comm };
+
+struct SliceView {
+  int rank = 0;
+  Lane lane = Lane::compute;
+  const char* name = "";  // points into the event source (static, or the replay's pool)
+  double begin_s = 0, end_s = 0;
+  bool open = false;  // not ended by now_s (end_s = now_s)
+};
+
+struct RankView {
+  int64_t step = 0;          // the last training step it began
+  double straggler = 1.0;    // compute slow-down factor (1 = normal)
+  bool crashed = false;
+  bool computing = false;    // inside a compute phase at now_s
+  bool in_collective = false;
+  double last_event_s = 0;
+};
+
+// A directed link's parameters, for labels and for estimating arrivals.
+struct LinkView {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;  // 0 = unlimited
+  bool slow = false;         // clearly slower than the typical link
+};
+
+struct CurvePoint {
+  int64_t step = 0;
+  double model_s = 0, wall_s = 0;
+  double loss = 0;
+  double train_accuracy = -1, test_accuracy = -1;  // -1: not measured
+};
+
+struct Curve {
+  std::string label;
+  std::vector<CurvePoint> points;
+};
+
+// Gradient averaging: per rank, how many ranks' values each ring chunk holds (1..R), and in
+// the all_reduce demo the values themselves.
+struct GradientView {
+  bool ring = false;  // chunk bookkeeping follows the ring algorithm
+  int chunks = 0;     // = world for the ring
+  std::vector<std::vector<int>> contributions;  // [rank][chunk]
+  int elements = 0;                             // demo only: floats per rank
+  std::vector<std::vector<float>> values;       // demo only: [rank][element]
+  std::vector<int> element_chunk;               // demo only: the chunk of each element
+};
+
+struct ControlState {
+  bool live = false;  // a simulated run (false: a replayed trace or nothing)
+  bool running = false;
+  bool paused = false;
+  bool step_mode = false;
+  double speed = 1.0;
+  int64_t step = 0, total_steps = 0;
+  std::string status;  // "running", "finished", "rank 1 crashed: ..."
+  SimSettings settings;
+};
+
+struct Snapshot {
+  std::string title;
+  std::string error;  // shown in the window (a malformed trace, a failed run)
+  int world = 0;
+  TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
+  double now_s = 0;                     // the time cursor
+  double begin_s = 0, end_s = 0;        // the span of all events
+  std::vector<RankView> ranks;
+  std::vector<LinkView> links;          // world * world, [src * world + dst]
+  std::vector<MessageView> messages;    // every message sent by now_s, in send order
+  std::vector<int> in_flight;           // indices into messages: sent, not yet arrived
+  std::vector<SliceView> slices;        // compute and collective phases begun by now_s
+  std::vector<Curve> curves;            // earlier runs first, the current one last
+  GradientView gradients;
+  ControlState controls;
+  ViewSettings view;
+  Algorithm algorithm = Algorithm::ring;
+
+  const LinkView& link(int src, int dst) const { return links[src * world + dst]; }
+};
+
+// What the source adds to the events.
+struct SnapshotInputs {
+  int world = 0;  // 0: the highest rank seen + 1
+  TimeBase time_base = TimeBase::wall;
+  double now_s = -1;                  // < 0: the last event's time
+  std::vector<LinkView> links;        // empty: ideal links
+  std::vector<double> stragglers;     // per rank (empty: all 1)
+  std::vector<int64_t> crash_steps;   // per rank, 0 = never (empty: none)
+  Algorithm algorithm = Algorithm::ring;
+  int demo_elements = 0;              // > 0: fill GradientView::values (all_reduce demo)
+};
+
+// Builds the snapshot's event-derived parts (world, times, ranks, links, messages,
+// in_flight, slices, gradients). Events must be in order per rank (any interleaving of
+// ranks); events after now_s are ignored except receives that complete a message sent by
+// then (its arrival time is known in a replay).
+Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& inputs);
+
+// Marks links clearly slower than the median (latency 2x higher or bandwidth 2x lower).
+void mark_slow_links(std::vector<LinkView>& links);
+
+}  // namespace dsgd::gui

@@ -1,0 +1,95 @@
+// Lesson 3: non-blocking isend/irecv, and deadlock. Two ranks that both receive first wait
+// for each other forever; dsgd detects it and names the cycle. The fix posts the send
+// without waiting for it (isend), then receives. The deadlocking program runs on a small
+// cluster of its own, started by rank 0, so that the lesson's own ranks can go on.
+#include <chrono>
+#include <vector>
+
+#include "core/errors.h"
+#include "lessons/lesson.h"
+#include "sim/cluster.h"
+
+namespace dsgd::lessons {
+namespace {
+
+// Both ranks receive first: neither ever reaches its send.
+void receive_first(Communicator& comm) {
+  std::vector<float> mine{static_cast<float>(comm.rank() + 1)}, theirs(1);
+  const int other = 1 - comm.rank();
+  comm.recv(theirs, other);
+  comm.send(mine, other);
+}
+
+// Rank 0 waits for a message that rank 1 never sends.
+void never_sent(Communicator& comm) {
+  std::vector<float> buffer(1);
+  if (comm.rank() == 0) comm.recv(buffer, 1);
+}
+
+}  // namespace
+
+void lesson_03(LessonContext& ctx) {
+  Communicator& comm = ctx.comm();
+  const int rank = comm.rank();
+  using namespace std::chrono_literals;
+
+  ctx.section("deadlock");
+  if (rank == 0) {
+    sim::ClusterOptions two;
+    two.nodes = 2;
+    two.timeout = 10s;
+    try {
+      sim::run_cluster(two, receive_first);
+      ctx.say("(no deadlock?)");
+    } catch (const DeadlockError& e) {
+      ctx.say("DeadlockError: {}", e.what());
+    }
+  }
+
+  ctx.section("fix");
+  // Pairs (0, 1), (2, 3), ...: each rank posts its send, receives, then waits for the send.
+  const int other = rank ^ 1;
+  std::vector<float> mine{static_cast<float>(rank + 1), static_cast<float>(-(rank + 1))};
+  std::vector<float> theirs(2, 0.0f);
+  if (other < comm.size()) {
+    Request send = comm.isend(mine, other);  // returns at once; `mine` stays untouched
+    comm.recv(theirs, other);                // now both ranks can receive
+    comm.wait(send);                         // the buffer `mine` may be reused after this
+    ctx.print("{} {}, {} {}", ctx.tr("sent", "发送"), format_values(mine),
+              ctx.tr("received", "接收"), format_values(theirs));
+  } else {
+    ctx.print("{}", ctx.tr("no partner (odd number of ranks)", "没有搭档（秩数为奇数）"));
+  }
+
+  ctx.section("overlap");
+  // Post both operations first, work while the messages travel, then wait for both.
+  if (other < comm.size()) {
+    std::vector<float> incoming(2, 0.0f);
+    Request recv = comm.irecv(incoming, other);
+    Request send = comm.isend(mine, other);
+    double work = 0;  // stands for computation that does not need `incoming`
+    for (int i = 1; i <= 1000; ++i)
+      work += 1.0 / (static_cast<double>(i) * i);
+    comm.wait(send);
+    comm.wait(recv);
+    ctx.print("{} {:.4f}; {} {}", ctx.tr("worked meanwhile:", "等待期间算出"), work,
+              ctx.tr("then received", "然后收到"), format_values(incoming));
+  }
+
+  ctx.section("timeout");
+  if (rank == 0) {
+    sim::ClusterOptions two;
+    two.nodes = 2;
+    two.timeout = 200ms;
+    two.detect_deadlock = false;  // let the deadline fire instead
+    try {
+      sim::run_cluster(two, never_sent);
+    } catch (const TimeoutError& e) {
+      ctx.say("TimeoutError: {}", e.what());
+    }
+  }
+
+  ctx.section("next");
+}
+
+}  // namespace dsgd::lessons

@@ -1,0 +1,37 @@
+// The list of lessons: number, directory, program, and how many ranks each runs on.
+#include "lessons/lesson.h"
+
+namespace dsgd::lessons {
+
+void lesson_01(LessonContext& ctx);
+void lesson_02(LessonContext& ctx);
+void lesson_03(LessonContext& ctx);
+void lesson_04(LessonContext& ctx);
+void lesson_05(LessonContext& ctx);
+void lesson_06(LessonContext& ctx);
+void lesson_07(LessonContext& ctx);
+void lesson_08(LessonContext& ctx);
+void lesson_09(LessonContext& ctx);
+void lesson_10(LessonContext& ctx);
+
+std::vector<LessonInfo> lesson_catalog() {
+  return {
+      {.number = 1, .dir = "01-ranks", .run = lesson_01, .default_nodes = 4},
+      {.number = 2, .dir = "02-point-to-point", .run = lesson_02, .default_nodes = 2,
+       .min_nodes = 2},
+      {.number = 3, .dir = "03-nonblocking-deadlock", .run = lesson_03, .default_nodes = 2,
+       .min_nodes = 2},
+      {.number = 4, .dir = "04-collectives", .run = lesson_04, .default_nodes = 4},
+      {.number = 5, .dir = "05-own-allreduce", .run = lesson_05, .default_nodes = 4,
+       .has_exercise = true},
+      {.number = 6, .dir = "06-why-synchronise", .run = lesson_06, .default_nodes = 4},
+      {.number = 7, .dir = "07-data-parallel", .run = lesson_07, .default_nodes = 4},
+      {.number = 8, .dir = "08-model-parallel", .run = lesson_08, .default_nodes = 3,
+       .min_nodes = 2, .max_nodes = 6},
+      {.number = 9, .dir = "09-failures", .run = lesson_09, .default_nodes = 4, .min_nodes = 2},
+      {.number = 10, .dir = "10-communication-cost", .run = lesson_10, .default_nodes = 4,
+       .min_nodes = 2},
+  };
+}
+
+}  // namespace dsgd::lessons

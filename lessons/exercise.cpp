@@ -1,0 +1,263 @@
+// R = ranks, n = floats in the vector each rank passes to my_all_reduce.
+#include "lessons/exercise.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "sim/cluster.h"
+
+namespace dsgd::lessons {
+namespace {
+
+namespace fs = std::filesystem;
+using Entry = void (*)(Communicator*, float*, size_t);
+
+// Rank r starts with x_r[i] = (r + 1) * (1 + i % 7): small integers, so the sum is exact
+// in any order of additions, and every rank's contribution is different.
+float start_value(int rank, size_t i) {
+  return static_cast<float>((rank + 1) * (1 + static_cast<int>(i % 7)));
+}
+float expected_sum(int world, size_t i) {
+  return static_cast<float>(world * (world + 1) / 2 * (1 + static_cast<int>(i % 7)));
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s)
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Keeps only the first max_lines lines of the compiler's output.
+std::string head(const std::string& text, int max_lines) {
+  std::istringstream in(text);
+  std::string line, out;
+  int n = 0;
+  while (std::getline(in, line))
+    if (n++ < max_lines) out += "    " + line + "\n";
+  if (n > max_lines) out += fmt::format("    ... ({} more lines)\n", n - max_lines);
+  return out;
+}
+
+std::vector<size_t> sizes_for(int world) {
+  std::vector<size_t> sizes;
+  for (size_t n : {size_t{0}, size_t{1}, size_t(world - 1), size_t(world + 1), size_t{1000}})
+    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
+  return sizes;
+}
+
+std::string hint(int world, size_t n, Lang lang) {
+  const bool zh = lang == Lang::zh;
+  if (n == 0)
+    return zh ? "空向量 (n = 0) 也必须能工作：没有数据要发送，或者只发送空消息。"
+              : "An empty vector (n = 0) must work too: nothing to send, or empty messages.";
+  if (world == 1)
+    return zh ? "只有一个秩 (rank) 的世界：没有邻居，数据本身就是总和。"
+              : "A world of one rank: there is no neighbour, the data already are the sum.";
+  if (n < static_cast<size_t>(world))
+    return zh ? fmt::format("n = {} 小于 R = {}：有些块 (chunk) 是空的，有些只有一个元素。", n, world)
+              : fmt::format("n = {} is smaller than R = {}: some chunks are empty, some hold one "
+                            "element.",
+                            n, world);
+  if (n % world != 0)
+    return zh ? fmt::format("n = {} 不是 R = {} 的倍数：块的大小不相等，最后 {} 个元素也要归约。",
+                            n, world, n % world)
+              : fmt::format("n = {} is not a multiple of R = {}: the chunks are uneven, and the "
+                            "last {} elements must be reduced too.",
+                            n, world, n % world);
+  return zh ? "检查每一步发送和接收的是哪一块，以及累加是否只做了一次。"
+            : "Check which chunk each step sends and receives, and that each is added once.";
+}
+
+// Runs one case in this (child) process; returns "" when it passed, else what went wrong.
+std::string run_case(Entry entry, int world, size_t n, std::chrono::milliseconds timeout,
+                     Lang lang) {
+  std::vector<std::string> problems(world);
+  try {
+    sim::ClusterOptions options;
+    options.nodes = world;
+    options.timeout = timeout;
+    sim::run_cluster(options, [&](Communicator& comm) {
+      const int r = comm.rank();
+      std::vector<float> data(n);
+      for (size_t i = 0; i < n; ++i)
+        data[i] = start_value(r, i);
+      entry(&comm, data.data(), data.size());
+      for (size_t i = 0; i < n; ++i)
+        if (data[i] != expected_sum(world, i)) {
+          const bool unchanged = data[i] == start_value(r, i);
+          problems[r] =
+              lang == Lang::zh
+                  ? fmt::format("秩 {} 的第 {} 个元素是 {:g}，应为 {:g}（所有秩的和）{}。", r, i,
+                                data[i], expected_sum(world, i),
+                                unchanged ? "；它仍是该秩自己的初始值" : "")
+                  : fmt::format("rank {} element {} is {:g}, expected {:g} (the sum over the "
+                                "ranks){}.",
+                                r, i, data[i], expected_sum(world, i),
+                                unchanged ? "; it still holds the rank's own starting value" : "");
+          break;
+        }
+    });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  for (const std::string& p : problems)
+    if (!p.empty()) return p;
+  return "";
+}
+
+struct CaseOutcome {
+  bool passed = false;
+  std::string problem;
+};
+
+// Forks a child for one case, so that a crash or an endless loop only ends the child.
+CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOptions& o) {
+  int fds[2];
+  if (pipe(fds) != 0) throw Error("cannot create a pipe for the exercise check");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) throw Error("cannot fork a process for the exercise check");
+  if (pid == 0) {
+    close(fds[0]);
+    const std::string problem = run_case(entry, world, n, o.call_timeout, o.lang);
+    size_t done = 0;
+    while (done < problem.size()) {
+      const ssize_t w = write(fds[1], problem.data() + done, problem.size() - done);
+      if (w <= 0) break;
+      done += static_cast<size_t>(w);
+    }
+    close(fds[1]);
+    _exit(problem.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + o.case_timeout;
+  int status = 0;
+  bool timed_out = false;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string problem;
+  char buffer[4096];
+  ssize_t got;
+  while ((got = read(fds[0], buffer, sizeof buffer)) > 0)
+    problem.append(buffer, static_cast<size_t>(got));
+  close(fds[0]);
+  const bool zh = o.lang == Lang::zh;
+  if (timed_out)
+    return {false, zh ? fmt::format("{} 秒后仍未结束（死循环？），已被终止。",
+                                    o.case_timeout.count())
+                      : fmt::format("still running after {} s (an endless loop?); stopped.",
+                                    o.case_timeout.count())};
+  if (WIFSIGNALED(status))
+    return {false, zh ? fmt::format("进程崩溃：信号 {} ({})。越界访问了 span？",
+                                    WTERMSIG(status), strsignal(WTERMSIG(status)))
+                      : fmt::format("crashed with signal {} ({}); an access outside the span?",
+                                    WTERMSIG(status), strsignal(WTERMSIG(status)))};
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, ""};
+  return {false, problem.empty() ? "failed without a message" : problem};
+}
+
+}  // namespace
+
+bool check_all_reduce_exercise(const ExerciseOptions& o,
+                               const std::function<void(const std::string&)>& out) {
+  const bool zh = o.lang == Lang::zh;
+  if (!fs::is_regular_file(o.source))
+    throw DataError(fmt::format("--check {}: no such file; give the C++ file that defines "
+                                "my_all_reduce (see lessons/05-own-allreduce/exercise.cpp)",
+                                o.source));
+  const std::string compiler = o.compiler.empty() ? DSGD_CXX_COMPILER : o.compiler;
+  const std::string include = o.include_dir.empty() ? DSGD_SOURCE_DIR : o.include_dir;
+  const std::string shim = include + "/lessons/05-own-allreduce/check_shim.cpp";
+
+  const fs::path work = fs::temp_directory_path() /
+                        fmt::format("dsgd_check_{}_{}", getpid(), std::random_device{}());
+  fs::create_directories(work);
+  struct Cleanup {
+    fs::path path;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } cleanup{work};
+  const std::string library = (work / "student.so").string();
+  const std::string log = (work / "compile.log").string();
+  const std::string command =
+      fmt::format("{} -std=c++20 -O1 -g -fPIC -shared -I{} -o {} {} {} >{} 2>&1", quote(compiler),
+                  quote(include), quote(library), quote(o.source), quote(shim), quote(log));
+  out(zh ? fmt::format("编译 {} ...", o.source) : fmt::format("Compiling {} ...", o.source));
+  const int status = std::system(command.c_str());
+  std::ifstream log_in(log);
+  std::stringstream compiler_output;
+  compiler_output << log_in.rdbuf();
+  if (status != 0) {
+    out(zh ? fmt::format("FAIL  编译失败（{}）：", compiler)
+           : fmt::format("FAIL  the file does not compile ({}):", compiler));
+    out(head(compiler_output.str(), 30));
+    return false;
+  }
+
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const std::string why = dlerror();
+    out(zh ? fmt::format("FAIL  无法加载编译结果：{}", why)
+           : fmt::format("FAIL  cannot load the compiled file: {}", why));
+    if (why.find("my_all_reduce") != std::string::npos)
+      out(zh ? "      文件必须在全局作用域定义 void my_all_reduce(dsgd::Communicator& comm, "
+               "std::span<float> data)。"
+             : "      The file must define void my_all_reduce(dsgd::Communicator& comm, "
+               "std::span<float> data) at global scope (not in a namespace, not static).");
+    return false;
+  }
+  struct Close {
+    void* handle;
+    ~Close() { dlclose(handle); }
+  } closer{handle};
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, "dsgd_exercise_entry"));
+  if (!entry) throw Error("the exercise shim lacks dsgd_exercise_entry");
+
+  out(zh ? "与精确的和比较：每个秩开始时 data[i] = (rank + 1) * (1 + i % 7)。"
+         : "Checking against the exact sum; rank r starts with data[i] = (r + 1) * (1 + i % 7).");
+  for (int world = 1; world <= o.max_ranks; ++world) {
+    std::string passed;
+    for (size_t n : sizes_for(world)) {
+      CaseOutcome c = run_case_isolated(entry, world, n, o);
+      if (!c.passed) {
+        if (!passed.empty())
+          out(fmt::format("  ok    R = {}: n = {}", world, passed));
+        out(fmt::format("  FAIL  R = {}, n = {}: {}", world, n, c.problem));
+        out(fmt::format("        {}", hint(world, n, o.lang)));
+        return false;
+      }
+      passed += fmt::format("{}{}", passed.empty() ? "" : ", ", n);
+    }
+    out(fmt::format("  ok    R = {}: n = {}", world, passed));
+  }
+  out(zh ? "PASS  所有情形都与参考结果一致。" : "PASS  every case matches the reference.");
+  return true;
+}
+
+}  // namespace dsgd::lessons

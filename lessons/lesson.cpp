@@ -1,0 +1,62 @@
+#include "lessons/lesson.h"
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "lessons/transcript.h"
+
+namespace dsgd::lessons {
+
+Lang parse_lang(const std::string& text) {
+  if (text == "en") return Lang::en;
+  if (text == "zh" || text == "zh-CN" || text == "zh_CN" || text == "cn") return Lang::zh;
+  throw UsageError(fmt::format("--lang {}: use en (English) or zh (简体中文)", text));
+}
+
+std::string format_values(std::span<const float> values, size_t max_values) {
+  std::string s = "[";
+  const size_t shown = std::min(values.size(), max_values);
+  for (size_t i = 0; i < shown; ++i)
+    s += fmt::format("{}{:g}", i ? ", " : "", values[i]);
+  if (shown < values.size()) s += fmt::format(", ... ({} values)", values.size());
+  return s + "]";
+}
+
+const Dataset& DataCache::get(const std::string& spec) {
+  std::lock_guard lock(mutex_);
+  auto& slot = sets_[spec];
+  if (!slot) slot = std::make_unique<Dataset>(load_dataset(spec));
+  return *slot;
+}
+
+const Dataset& LessonContext::dataset(const std::string& spec) {
+  return (settings_.data ? *settings_.data : own_data_).get(spec);
+}
+
+void LessonContext::section(const std::string& id) {
+  recorder_.add(rank(), {.kind = LogItem::Kind::section, .text = id});
+}
+
+void LessonContext::say_line(const std::string& text) {
+  if (rank() == 0) recorder_.add(0, {.kind = LogItem::Kind::say, .text = text});
+}
+
+void LessonContext::print_line(const std::string& text) {
+  recorder_.add(rank(), {.kind = LogItem::Kind::print, .text = text});
+}
+
+void LessonContext::show_messages(bool on) {
+  recorder_.set_show_messages(rank(), on);
+}
+
+LessonInfo find_lesson(int number) {
+  std::string valid;
+  for (const LessonInfo& info : lesson_catalog()) {
+    if (info.number == number) return info;
+    valid += fmt::format("{}{}", valid.empty() ? "" : ", ", info.number);
+  }
+  throw UsageError(
+      fmt::format("there is no lesson {}; the lessons are {} ('dsgd lesson list')", number, valid));
+}
+
+}  // namespace dsgd::lessons

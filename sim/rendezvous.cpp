@@ -1,0 +1,462 @@
+// Sections: messages | server (rank 0) | client (ranks 1..N-1)
+// Protocol, on one TCP connection from rank r to rank 0 (every message a FrameKind::hello
+// set-up frame, told apart by its payload magic):
+//   r -> 0  hello (epoch 0, port 0)           0 -> r  rank 0's hello, with the epoch
+//   r -> 0  hello (epoch, listening port)     0 -> r  table "DSGT" or abort "DSGA"
+// Rank 0 answers nothing to a refused connection: it logs why and closes it.
+#include "sim/rendezvous.h"
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <charconv>
+#include <list>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/errors.h"
+
+namespace dsgd::sim {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------------------
+
+constexpr uint32_t kTableMagic = 0x54475344;  // "DSGT"
+constexpr uint32_t kAbortMagic = 0x41475344;  // "DSGA"
+constexpr size_t kMaxHostBytes = 64;
+constexpr size_t kMaxReasonBytes = 1024;
+
+// Header + payload, zero-padded to a multiple of 4 bytes (frame lengths are whole floats).
+std::vector<uint8_t> setup_frame(const std::vector<uint8_t>& payload) {
+  const size_t padded = (payload.size() + 3) / 4 * 4;
+  const HeaderBytes header =
+      encode_header({.kind = FrameKind::hello, .source = 0, .length = padded});
+  std::vector<uint8_t> out(kFrameHeaderBytes + padded, 0);
+  std::copy(header.begin(), header.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + kFrameHeaderBytes);
+  return out;
+}
+
+// Table: magic u32 "DSGT" | version u16 | flags u16 (bit 0: one host) | world u32 |
+//        epoch_ns i64 | per rank: port u16, host bytes u8, host
+std::vector<uint8_t> encode_table(const RendezvousTable& t) {
+  std::vector<uint8_t> p;
+  wire::put_u32(p, kTableMagic);
+  wire::put_u16(p, kProtocolVersion);
+  wire::put_u16(p, t.one_host ? 1 : 0);
+  wire::put_u32(p, static_cast<uint32_t>(t.peers.size()));
+  wire::put_u64(p, static_cast<uint64_t>(t.epoch_ns));
+  for (const PeerAddress& a : t.peers) {
+    wire::put_u16(p, a.port);
+    const size_t n = std::min(a.host.size(), kMaxHostBytes);
+    p.push_back(static_cast<uint8_t>(n));
+    p.insert(p.end(), a.host.begin(), a.host.begin() + static_cast<ptrdiff_t>(n));
+  }
+  return setup_frame(p);
+}
+
+// Abort: magic u32 "DSGA" | version u16 | reason bytes u16 | missing rank i32 | reason
+std::vector<uint8_t> encode_abort(int missing, const std::string& reason) {
+  std::vector<uint8_t> p;
+  wire::put_u32(p, kAbortMagic);
+  wire::put_u16(p, kProtocolVersion);
+  const size_t n = std::min(reason.size(), kMaxReasonBytes);
+  wire::put_u16(p, static_cast<uint16_t>(n));
+  wire::put_u32(p, static_cast<uint32_t>(missing));
+  p.insert(p.end(), reason.begin(), reason.begin() + static_cast<ptrdiff_t>(n));
+  return setup_frame(p);
+}
+
+// Seconds for messages, to 3 digits: the deadline as the user gave it, not its rounding.
+std::string seconds(Clock::duration d) {
+  return fmt::format("{:.3g}", std::chrono::duration<double>(d).count());
+}
+
+std::string endpoint_name(const tcp::endpoint& e) {
+  return fmt::format("{}:{}", e.address().to_string(), e.port());
+}
+
+}  // namespace
+
+tcp::endpoint parse_endpoint(const std::string& text, const char* flag) {
+  const auto colon = text.rfind(':');
+  auto bad = [&](const std::string& what) {
+    return UsageError(
+        fmt::format("{} '{}': {}; give HOST:PORT, e.g. 127.0.0.1:29500", flag, text, what));
+  };
+  if (colon == std::string::npos) throw bad("no port");
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port < 1 || port > 65535)
+    throw bad("the port must be a number from 1 to 65535");
+  if (host == "localhost") host = "127.0.0.1";
+  ErrorCode address_error;
+  const auto address = asio::ip::make_address_v4(host, address_error);
+  if (address_error) throw bad("the host must be an IPv4 address (names are not looked up)");
+  return tcp::endpoint(address, static_cast<uint16_t>(port));
+}
+
+// ---------------------------------------------------------------------------------------
+// Server (rank 0): one io_context, run by the calling thread inside serve()
+// ---------------------------------------------------------------------------------------
+
+struct RendezvousServer::Impl {
+  struct Conn {
+    explicit Conn(asio::io_context& io) : socket(io), timer(io) {}
+    tcp::socket socket;
+    asio::steady_timer timer;  // the hello deadline
+    HeaderBytes header{};
+    std::vector<uint8_t> payload, out;
+    int rank = -1;
+    int stage = 0;  // 0: awaiting the hello, 1: welcomed, awaiting the port, 2: registered
+    bool closed = false;
+    PeerAddress address;
+    uint64_t host_id = 0;
+  };
+  using ConnPtr = std::shared_ptr<Conn>;
+
+  Impl(const tcp::endpoint& bind, int world_size, std::string job_token, uint64_t hash)
+      : world(world_size), token(std::move(job_token)), run_hash(hash) {
+    ErrorCode ec;
+    acceptor.open(bind.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(bind, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec)
+      throw UsageError(
+          fmt::format("--rendezvous {}: rank 0 cannot listen there: {}; pick "
+                      "another port",
+                      endpoint_name(bind), ec.message()));
+    name = endpoint_name(acceptor.local_endpoint());
+  }
+
+  void accept() {
+    auto conn = std::make_shared<Conn>(io);
+    acceptor.async_accept(conn->socket, [this, conn](ErrorCode ec) {
+      if (finishing || ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        conns.push_back(conn);
+        arm(conn);
+        read_hello(conn);
+      }
+      accept();
+    });
+  }
+
+  void arm(const ConnPtr& conn) {
+    conn->timer.expires_after(kHelloTimeout);
+    conn->timer.async_wait([this, conn](ErrorCode ec) {
+      if (!ec && !finishing && !conn->closed)
+        refuse(conn, fmt::format("no hello within {} s", kHelloTimeout.count()));
+    });
+  }
+
+  void refuse(const ConnPtr& conn, const std::string& why) {
+    if (conn->closed) return;
+    conn->closed = true;
+    log_refusal("rank 0 (rendezvous)", conn->socket, why);
+    ErrorCode ignored;
+    conn->timer.cancel();
+    conn->socket.close(ignored);
+    conns.remove(conn);
+  }
+
+  void read_hello(const ConnPtr& conn) {
+    asio::async_read(conn->socket, asio::buffer(conn->header), [this, conn](ErrorCode ec, size_t) {
+      if (finishing || conn->closed) return;
+      if (ec)
+        return refuse(conn, ec == asio::error::eof ? "closed the connection during the handshake"
+                                                   : ec.message());
+      std::string why;
+      const auto header = decode_header(conn->header, &why);
+      if (!header) return refuse(conn, why);
+      if (header->kind != FrameKind::hello) return refuse(conn, "sent data before a hello");
+      if (header->length > kMaxHelloBytes)  // before allocating: the peer chose the length
+        return refuse(conn, fmt::format("hello of {} bytes is over the {}-byte limit",
+                                        header->length, kMaxHelloBytes));
+      conn->payload.resize(header->length);
+      asio::async_read(conn->socket, asio::buffer(conn->payload),
+                       [this, conn](ErrorCode ec2, size_t) {
+                         if (finishing || conn->closed) return;
+                         if (ec2) return refuse(conn, "connection lost: " + ec2.message());
+                         std::string why2;
+                         const auto hello = decode_hello(conn->payload, &why2);
+                         if (!hello) return refuse(conn, why2);
+                         on_hello(conn, *hello);
+                       });
+    });
+  }
+
+  bool rank_taken(int rank) const {
+    return std::any_of(conns.begin(), conns.end(),
+                       [&](const ConnPtr& c) { return c->stage > 0 && c->rank == rank; });
+  }
+
+  void on_hello(const ConnPtr& conn, const Hello& h) {
+    if (conn->stage == 0) {
+      std::string why = check_hello(h, {.token = token, .run_hash = run_hash}, world, 0);
+      if (why.empty() && rank_taken(h.rank))
+        why = fmt::format("rank {} has registered already", h.rank);
+      if (!why.empty()) return refuse(conn, why);
+      conn->rank = h.rank;
+      conn->stage = 1;
+      conn->out = encode_hello({.world = world,
+                                .rank = 0,
+                                .epoch_ns = epoch_ns,
+                                .run_hash = run_hash,
+                                .host_id = own_host,
+                                .token = token});
+      asio::async_write(conn->socket, asio::buffer(conn->out), [this, conn](ErrorCode ec, size_t) {
+        if (finishing || conn->closed) return;
+        if (ec) return refuse(conn, "connection lost: " + ec.message());
+        arm(conn);
+        read_hello(conn);
+      });
+      return;
+    }
+    std::string why =
+        check_hello(h, {.token = token, .epoch_ns = epoch_ns, .run_hash = run_hash}, world, 0);
+    if (why.empty() && h.rank != conn->rank)
+      why = fmt::format("registered as rank {}, then claimed rank {}", conn->rank, h.rank);
+    if (why.empty() && h.port == 0) why = "no listening port";
+    if (!why.empty()) return refuse(conn, why);
+    ErrorCode ec;
+    const tcp::endpoint remote = conn->socket.remote_endpoint(ec);
+    if (ec) return refuse(conn, "connection lost: " + ec.message());
+    conn->timer.cancel();
+    conn->stage = 2;
+    conn->address = {remote.address().to_string(), h.port};
+    conn->host_id = h.host_id;
+    ++registered;
+  }
+
+  // Ends every asynchronous operation; registered and welcomed connections stay open.
+  void quiesce() {
+    finishing = true;
+    ErrorCode ignored;
+    acceptor.close(ignored);
+    for (const ConnPtr& c : conns) {
+      c->timer.cancel();
+      c->socket.cancel(ignored);
+      if (c->stage == 0) c->socket.close(ignored);
+    }
+    io.restart();
+    io.run();  // the cancelled handlers run and return at once
+  }
+
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  const int world;
+  const std::string token;
+  const uint64_t run_hash;
+  const Clock::time_point created = Clock::now();
+  const int64_t epoch_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(created.time_since_epoch()).count();
+  const uint64_t own_host = host_id();
+  std::string name;
+  std::list<ConnPtr> conns;
+  int registered = 0;
+  bool finishing = false;
+};
+
+RendezvousServer::RendezvousServer(const tcp::endpoint& bind, int world, std::string token,
+                                   uint64_t run_hash)
+    : impl_(std::make_unique<Impl>(bind, world, std::move(token), run_hash)) {}
+RendezvousServer::~RendezvousServer() = default;
+int64_t RendezvousServer::epoch_ns() const {
+  return impl_->epoch_ns;
+}
+uint16_t RendezvousServer::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
+
+RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_point deadline) {
+  Impl& s = *impl_;
+  s.accept();
+  s.io.restart();
+  while (s.registered < s.world - 1 && Clock::now() < deadline)
+    s.io.run_one_until(deadline);
+  s.quiesce();
+  const Clock::time_point write_deadline = Clock::now() + kHelloTimeout;
+  if (s.registered == s.world - 1) {
+    RendezvousTable table{.epoch_ns = s.epoch_ns, .one_host = s.own_host != 0};
+    table.peers.resize(s.world);
+    table.peers[0] = self;
+    for (const auto& c : s.conns) {
+      table.peers[c->rank] = c->address;
+      table.one_host = table.one_host && c->host_id == s.own_host;
+    }
+    const std::vector<uint8_t> bytes = encode_table(table);
+    // A rank that died meanwhile is found missing by the others when they connect.
+    for (const auto& c : s.conns)
+      write_until(c->socket, bytes, write_deadline);
+    return table;
+  }
+  std::vector<int> missing;
+  for (int r = 1; r < s.world; ++r)
+    if (!std::any_of(s.conns.begin(), s.conns.end(),
+                     [&](const auto& c) { return c->stage == 2 && c->rank == r; }))
+      missing.push_back(r);
+  const std::string reason = fmt::format(
+      "rank{} {} did not join the rendezvous at {} within {} s; start every rank "
+      "with the same --rendezvous, --world and --token",
+      missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), s.name,
+      seconds(deadline - s.created));
+  const std::vector<uint8_t> bytes = encode_abort(missing.front(), reason);
+  for (const auto& c : s.conns)
+    write_until(c->socket, bytes, write_deadline);
+  throw TimeoutError("rank 0: " + reason, missing.front());
+}
+
+// ---------------------------------------------------------------------------------------
+// Client (ranks 1..N-1): blocking calls with deadlines on its own io_context
+// ---------------------------------------------------------------------------------------
+
+struct RendezvousClient::Impl {
+  asio::io_context io;
+  tcp::socket socket{io};
+  tcp::endpoint server;
+  int rank = 0, world = 0;
+  std::string token;
+  uint64_t run_hash = 0;
+  int64_t epoch_ns = 0;
+  Clock::time_point started = Clock::now();
+
+  std::string where() const { return "rank 0 at " + endpoint_name(server); }
+};
+
+RendezvousClient::RendezvousClient(const tcp::endpoint& server, int rank, int world,
+                                   std::string token, uint64_t run_hash)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->run_hash = run_hash;
+  impl_->server = server;
+  impl_->rank = rank;
+  impl_->world = world;
+  impl_->token = std::move(token);
+}
+RendezvousClient::~RendezvousClient() = default;
+
+Hello RendezvousClient::join(Clock::time_point deadline) {
+  using namespace std::chrono_literals;
+  Impl& c = *impl_;
+  // Rank 0 may start after this rank: retry a refused connection until the deadline.
+  while (true) {
+    const ErrorCode ec = connect_until(c.socket, c.server, std::min(deadline, Clock::now() + 1s));
+    if (!ec) break;
+    ErrorCode ignored;
+    c.socket.close(ignored);
+    if (Clock::now() + 100ms >= deadline)
+      throw TimeoutError(
+          fmt::format("rank {}: could not reach the rendezvous ({}) within {} s ({}); is rank "
+                      "0 running, with this --rendezvous?",
+                      c.rank, c.where(), seconds(deadline - c.started), ec.message()),
+          0);
+    std::this_thread::sleep_for(100ms);
+  }
+  const Hello hello{.world = c.world,
+                    .rank = c.rank,
+                    .run_hash = c.run_hash,
+                    .host_id = host_id(),
+                    .token = c.token};
+  std::string why;
+  ErrorCode ec = write_until(c.socket, encode_hello(hello), deadline);
+  std::optional<Hello> welcome;
+  if (!ec) welcome = read_hello(c.socket, deadline, &why, &ec);
+  if (!welcome) {
+    if (ec == asio::error::timed_out)
+      throw TimeoutError(fmt::format("rank {}: {} did not answer within {} s", c.rank, c.where(),
+                                     seconds(deadline - c.started)),
+                         0);
+    if (ec)  // rank 0 closes a connection it refuses, without a word to a stranger
+      throw CommError(
+          fmt::format("rank {}: {} refused this node ({}); check --token, --world, "
+                      "--rank and the train flags against rank 0's, and that every "
+                      "node runs the same dsgd (rank 0's log says which)",
+                      c.rank, c.where(),
+                      ec == asio::error::eof ? "it closed the connection" : ec.message()),
+          0);
+    throw CommError(fmt::format("rank {}: {} is not a dsgd rendezvous: {}", c.rank, c.where(), why),
+                    0);
+  }
+  why = check_hello(*welcome,
+                    {.token = c.token, .epoch_ns = welcome->epoch_ns, .run_hash = c.run_hash},
+                    c.world, c.rank);
+  if (why.empty() && welcome->rank != 0) why = fmt::format("it says it is rank {}", welcome->rank);
+  if (!why.empty())
+    throw CommError(fmt::format("rank {}: {} is not this job's rank 0: {}", c.rank, c.where(), why),
+                    0);
+  c.epoch_ns = welcome->epoch_ns;
+  return *welcome;
+}
+
+RendezvousTable RendezvousClient::finish(uint16_t port, Clock::time_point deadline) {
+  Impl& c = *impl_;
+  const Hello hello{.world = c.world,
+                    .rank = c.rank,
+                    .epoch_ns = c.epoch_ns,
+                    .run_hash = c.run_hash,
+                    .host_id = host_id(),
+                    .port = port,
+                    .token = c.token};
+  std::string why;
+  ErrorCode ec = write_until(c.socket, encode_hello(hello), deadline);
+  std::optional<std::vector<uint8_t>> reply;
+  if (!ec) reply = read_setup_frame(c.socket, kMaxRendezvousReplyBytes, deadline, &why, &ec);
+  if (!reply) {
+    if (ec == asio::error::timed_out)
+      throw TimeoutError(fmt::format("rank {}: no table of ranks from {} within {} s; are all "
+                                     "{} ranks started?",
+                                     c.rank, c.where(), seconds(deadline - c.started), c.world),
+                         0);
+    throw CommError(fmt::format("rank {}: {} ended the rendezvous without a table ({}); see "
+                                "rank 0's error",
+                                c.rank, c.where(), ec ? ec.message() : why),
+                    0);
+  }
+  wire::Reader in(*reply);
+  const uint32_t magic = in.u32();
+  const uint16_t version = in.u16();
+  auto malformed = [&] {
+    return CommError(fmt::format("rank {}: malformed rendezvous reply from {}", c.rank, c.where()),
+                     0);
+  };
+  if (!in.ok() || version != kProtocolVersion) throw malformed();
+  if (magic == kAbortMagic) {
+    const uint16_t n = in.u16();
+    const int missing = static_cast<int32_t>(in.u32());
+    const std::string reason = in.text(n);
+    if (!in.ok()) throw malformed();
+    throw TimeoutError(fmt::format("rank {}: {} (rank 0 gave up)", c.rank, reason), missing);
+  }
+  if (magic != kTableMagic) throw malformed();
+  RendezvousTable table;
+  table.one_host = (in.u16() & 1) != 0;
+  const uint32_t world = in.u32();
+  table.epoch_ns = static_cast<int64_t>(in.u64());
+  if (!in.ok() || world != static_cast<uint32_t>(c.world) || table.epoch_ns != c.epoch_ns)
+    throw malformed();
+  for (uint32_t r = 0; r < world; ++r) {
+    PeerAddress a;
+    a.port = in.u16();
+    a.host = in.text(in.u8());
+    ErrorCode bad;
+    asio::ip::make_address(a.host, bad);
+    if (!in.ok() || bad || (a.port == 0 && static_cast<int>(r) != c.rank)) throw malformed();
+    table.peers.push_back(std::move(a));
+  }
+  return table;
+}
+
+}  // namespace dsgd::sim

@@ -1,0 +1,184 @@
+// The alpha-beta cost model on cases computed by hand from what each algorithm's file does.
+// R = world size, S = bytes, C = floats.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "core/comm/cost_model.h"
+#include "core/errors.h"
+#include "sim/cluster.h"
+
+using namespace dsgd;
+
+namespace {
+
+Cost all_reduce_cost(Algorithm a, int world, size_t bytes) {
+  return collective_cost(CollectiveOp::all_reduce, a, world, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("ring all_reduce: 2(R-1) steps of the largest chunk", "[cost]") {
+  const Cost c = all_reduce_cost(Algorithm::ring, 4, 4096);  // 1024 floats, chunks of 256
+  CHECK(c.steps == 6);
+  CHECK(c.bytes_sent_per_rank == 6 * 256 * 4);
+  CHECK(c.critical_path_bytes == 6 * 256 * 4);
+  CHECK(c.predict_s(1e-3, 1e6) == Approx(6e-3 + 6144 / 1e6));
+  // C = 10 on 3 ranks: chunks 4, 3, 3; every step waits for the 4.
+  const Cost uneven = all_reduce_cost(Algorithm::ring, 3, 40);
+  CHECK(uneven.steps == 4);
+  CHECK(uneven.critical_path_bytes == 4 * 4 * 4);
+}
+
+TEST_CASE("naive all_reduce: two latencies on the per-link model, rank 0 sends (R-1) S", "[cost]") {
+  const Cost c = all_reduce_cost(Algorithm::naive, 4, 4000);
+  CHECK(c.steps == 2);
+  CHECK(c.critical_path_bytes == 8000);
+  CHECK(c.bytes_sent_per_rank == 12000);
+  CHECK(c.predict_s(0.002, 0) == Approx(0.004));
+}
+
+TEST_CASE("tree all_reduce: twice the depth of the binomial tree", "[cost]") {
+  const Cost eight = all_reduce_cost(Algorithm::tree, 8, 400);
+  CHECK(eight.steps == 6);  // 0 -> 4 -> 6 -> 7 and back
+  CHECK(eight.critical_path_bytes == 6 * 400);
+  CHECK(eight.bytes_sent_per_rank == 3 * 400);  // rank 0: 4, 2, 1; rank 4: 0, then 6, 5
+  const Cost five = all_reduce_cost(Algorithm::tree, 5, 400);
+  CHECK(five.steps == 4);  // deepest is rank 3 = 0b11; rank 4 hangs off the root
+  const Cost broadcast = collective_cost(CollectiveOp::broadcast, Algorithm::automatic, 5, 400);
+  CHECK(broadcast.steps == 2);
+  CHECK(broadcast.critical_path_bytes == 800);
+  CHECK(broadcast.bytes_sent_per_rank == 3 * 400);  // the root sends to 4, 2 and 1
+  const Cost reduce = collective_cost(CollectiveOp::reduce, Algorithm::tree, 8, 400);
+  CHECK(reduce.steps == 3);
+  CHECK(reduce.bytes_sent_per_rank == 400);
+}
+
+TEST_CASE("halving-doubling: 2 log2 P steps, 2(P-1)/P S, plus the fold", "[cost]") {
+  // R = 8, C = 8: halves of 4, 2, 1 floats each way.
+  const Cost pow2 = all_reduce_cost(Algorithm::halving_doubling, 8, 32);
+  CHECK(pow2.steps == 6);
+  CHECK(pow2.critical_path_bytes == 2 * (4 + 2 + 1) * 4);
+  CHECK(pow2.bytes_sent_per_rank == 2.0 * 7 / 8 * 32);
+  // R = 6: P = 4, E = 2. C = 12 in 4 blocks of 3: halves of 6 then 3 floats.
+  const Cost six = all_reduce_cost(Algorithm::halving_doubling, 6, 48);
+  CHECK(six.steps == 4 + 2);
+  CHECK(six.critical_path_bytes == 2 * 48 + 2 * (6 + 3) * 4);
+  CHECK(six.bytes_sent_per_rank == 2 * (6 + 3) * 4 + 48);  // rank 1: core, then unfold
+  // Fewer floats than blocks: the one float (block 0) still makes all four hops,
+  // 2 -> 0, 1 -> 0, then 0 -> 1, 0 -> 2; the empty blocks cost nothing.
+  const Cost tiny = all_reduce_cost(Algorithm::halving_doubling, 4, 4);
+  CHECK(tiny.steps == 4);
+  CHECK(tiny.critical_path_bytes == 4 * 4);
+}
+
+TEST_CASE("row ops and barrier", "[cost]") {
+  const size_t bytes = 4 * 100 * 4;  // R = 4 rows of 100 floats
+  const Cost gather = collective_cost(CollectiveOp::gather, Algorithm::automatic, 4, bytes);
+  CHECK(gather.steps == 1);
+  CHECK(gather.critical_path_bytes == 400);
+  CHECK(gather.bytes_sent_per_rank == 400);
+  const Cost scatter = collective_cost(CollectiveOp::scatter, Algorithm::naive, 4, bytes);
+  CHECK(scatter.bytes_sent_per_rank == 1200);
+  const Cost all_gather = collective_cost(CollectiveOp::all_gather, Algorithm::ring, 4, bytes);
+  CHECK(all_gather.steps == 3);
+  CHECK(all_gather.bytes_sent_per_rank == 1200);
+  CHECK(collective_cost(CollectiveOp::reduce_scatter, Algorithm::automatic, 4, bytes)
+            .critical_path_bytes == 1200);
+  CHECK(collective_cost(CollectiveOp::barrier, Algorithm::automatic, 5, 0).steps == 3);
+  CHECK(collective_cost(CollectiveOp::barrier, Algorithm::automatic, 4, 0).steps == 2);
+  const Cost one = collective_cost(CollectiveOp::all_reduce, Algorithm::ring, 1, 1 << 20);
+  CHECK(one.steps == 0);
+  CHECK(one.predict_s(1, 1) == 0);
+}
+
+TEST_CASE("automatic choice follows the cost model and depends on world and bytes only", "[cost]") {
+  // Powers of two: halving-doubling has ring's bytes and fewer steps.
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 4, 4096) ==
+        Algorithm::halving_doubling);
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 8, 64 << 20) ==
+        Algorithm::halving_doubling);
+  // Five ranks: the fold costs 2S, so ring wins on large buffers; the shallow tree on small.
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 5, 64 << 20) ==
+        Algorithm::ring);
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 5, 4096) ==
+        Algorithm::tree);
+  // native resolves like auto (what runs where the backend has none).
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::native, 5, 4096) == Algorithm::tree);
+  CHECK(resolve_algorithm(CollectiveOp::broadcast, Algorithm::automatic, 5, 4096) ==
+        Algorithm::tree);
+  CHECK_THROWS_AS(collective_cost(CollectiveOp::broadcast, Algorithm::ring, 4, 64), UsageError);
+  CHECK_THROWS_AS(collective_cost(CollectiveOp::all_reduce, Algorithm::ring, 0, 64), UsageError);
+  CHECK(cost_formula(CollectiveOp::all_reduce, Algorithm::ring) == "2(R-1) * (a + S/R/B)");
+}
+
+TEST_CASE("the simulator's model clock agrees with the cost model, step for step", "[cost][sim]") {
+  // A fresh cluster starts every rank at model time 0, and a collective charges no compute
+  // to the model clock, so the last rank's model time after one collective is the length
+  // of its critical path under the link model: exactly what collective_cost predicts.
+  // 840 = lcm(1..8): every chunk and block is equally large.
+  const double alpha = 50e-6, bandwidth = 1e9;
+  for (int world = 2; world <= 8; ++world) {
+    for (size_t count : {size_t(840), size_t(840 * 40)}) {
+      struct Case {
+        CollectiveOp op;
+        Algorithm algorithm;
+      };
+      std::vector<Case> cases = {{CollectiveOp::all_reduce, Algorithm::naive},
+                                 {CollectiveOp::all_reduce, Algorithm::ring},
+                                 {CollectiveOp::all_reduce, Algorithm::tree},
+                                 {CollectiveOp::all_reduce, Algorithm::halving_doubling},
+                                 {CollectiveOp::broadcast, Algorithm::automatic},
+                                 {CollectiveOp::reduce, Algorithm::automatic},
+                                 {CollectiveOp::gather, Algorithm::automatic},
+                                 {CollectiveOp::scatter, Algorithm::automatic},
+                                 {CollectiveOp::all_gather, Algorithm::automatic},
+                                 {CollectiveOp::reduce_scatter, Algorithm::automatic},
+                                 {CollectiveOp::barrier, Algorithm::automatic}};
+      for (const Case& c : cases) {
+        const size_t bytes = count * sizeof(float);
+        const double predicted =
+            collective_cost(c.op, c.algorithm, world, bytes).predict_s(alpha, bandwidth);
+        std::vector<double> model(world, -1);
+        sim::ClusterOptions options{.nodes = world};
+        options.network.link = {.latency_s = alpha, .bandwidth_Bps = bandwidth};
+        sim::run_cluster(options, [&](Communicator& comm) {
+          const size_t per_rank = count / world;  // rows of the (R, c) buffers
+          std::vector<float> a(count), b(count);
+          const CollectiveOptions o{.algorithm = c.algorithm};
+          switch (c.op) {
+            case CollectiveOp::all_reduce:
+              all_reduce(comm, a, ReduceOp::SUM, o);
+              break;
+            case CollectiveOp::broadcast:
+              broadcast(comm, a, 0, o);
+              break;
+            case CollectiveOp::reduce:
+              reduce(comm, a, ReduceOp::SUM, 0, o);
+              break;
+            case CollectiveOp::gather:
+              gather(comm, std::span(a).first(per_rank), b, 0, o);
+              break;
+            case CollectiveOp::scatter:
+              scatter(comm, a, std::span(b).first(per_rank), 0, o);
+              break;
+            case CollectiveOp::all_gather:
+              all_gather(comm, std::span(a).first(per_rank), b, o);
+              break;
+            case CollectiveOp::reduce_scatter:
+              reduce_scatter(comm, a, std::span(b).first(per_rank), ReduceOp::SUM, o);
+              break;
+            case CollectiveOp::barrier:
+              barrier(comm, o);
+              break;
+          }
+          model[comm.rank()] = comm.model_s();
+        });
+        INFO("world " << world << ", " << count << " floats, " << to_string(c.op) << " "
+                      << to_string(c.algorithm));
+        CHECK(*std::max_element(model.begin(), model.end()) ==
+              Approx(predicted).epsilon(1e-9).margin(1e-8));  // ns ticks
+      }
+    }
+  }
+}

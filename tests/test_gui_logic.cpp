@@ -1,0 +1,451 @@
+// dsgd-gui logic without OpenGL: layouts, packet positions from model time, ring chunk
+// bookkeeping checked against real all_reduce payloads, snapshots, trace replay (and its
+// errors), the live session, commands, options and the PNG helpers.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "core/comm/chunks.h"
+#include "core/comm/collectives.h"
+#include "core/errors.h"
+#include "core/io/trace.h"
+#include "gui/app.h"
+#include "gui/layout.h"
+#include "gui/options.h"
+#include "gui/png.h"
+#include "gui/session.h"
+#include "gui/snapshot.h"
+#include "gui/trace_replay.h"
+#include "sim/cluster.h"
+
+using namespace dsgd;
+using namespace dsgd::gui;
+
+namespace {
+
+// Runs the all_reduce demo's data through a real simulated all_reduce and returns its events.
+std::vector<Event> demo_events(int world, Algorithm algorithm, int elements) {
+  EventBuffer buffer;
+  sim::ClusterOptions options{.nodes = world};
+  options.network.link = {.latency_s = 1e-3, .bandwidth_Bps = 1e8};
+  options.events = &buffer;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> data(elements);
+    for (int i = 0; i < elements; ++i)
+      data[i] = demo_value(comm.rank(), i);
+    all_reduce(comm, data, ReduceOp::SUM, {.algorithm = algorithm});
+  });
+  return buffer.snapshot();
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("dsgd_gui_test_" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("layouts place every rank inside the unit square, distinct", "[gui]") {
+  for (Layout layout : {Layout::ring, Layout::star, Layout::grid}) {
+    for (int world : {1, 2, 3, 4, 7, 16, 32}) {
+      const auto pos = layout_positions(layout, world);
+      REQUIRE(pos.size() == static_cast<size_t>(world));
+      std::set<std::pair<int, int>> seen;
+      for (const Vec2& p : pos) {
+        CHECK(p.x >= 0);
+        CHECK(p.x <= 1);
+        CHECK(p.y >= 0);
+        CHECK(p.y <= 1);
+        seen.insert({static_cast<int>(p.x * 1000), static_cast<int>(p.y * 1000)});
+      }
+      CHECK(seen.size() == static_cast<size_t>(world));
+    }
+  }
+  // Ring: rank 0 on top, then clockwise (rank 1 of 4 on the right), all on one circle.
+  const auto ring = layout_positions(Layout::ring, 4);
+  CHECK(ring[0].x == Approx(0.5));
+  CHECK(ring[0].y == Approx(0.05));
+  CHECK(ring[1].x == Approx(0.95));
+  CHECK(ring[1].y == Approx(0.5));
+  for (const Vec2& p : ring)
+    CHECK(std::hypot(p.x - 0.5, p.y - 0.5) == Approx(0.45));
+  // Star: the root in the centre. Grid: 5 ranks in rows of 3.
+  CHECK(layout_positions(Layout::star, 5)[0].x == Approx(0.5));
+  CHECK(layout_positions(Layout::star, 5)[0].y == Approx(0.5));
+  const auto grid = layout_positions(Layout::grid, 5);
+  CHECK(grid[0].y == grid[2].y);
+  CHECK(grid[3].y > grid[0].y);
+  CHECK(grid[3].x == grid[0].x);
+  CHECK(layout_positions(Layout::ring, 0).empty());
+
+  CHECK(resolve_layout(Layout::automatic, Algorithm::naive, 4) == Layout::star);
+  CHECK(resolve_layout(Layout::automatic, Algorithm::ring, 4) == Layout::ring);
+  CHECK(resolve_layout(Layout::automatic, Algorithm::ring, 32) == Layout::grid);
+  CHECK(resolve_layout(Layout::star, Algorithm::ring, 32) == Layout::star);
+}
+
+TEST_CASE("packets move along their link with model time", "[gui]") {
+  CHECK(packet_progress(1.0, 3.0, 0.5) == 0);
+  CHECK(packet_progress(1.0, 3.0, 1.0) == 0);
+  CHECK(packet_progress(1.0, 3.0, 2.0) == Approx(0.5));
+  CHECK(packet_progress(1.0, 3.0, 2.5) == Approx(0.75));
+  CHECK(packet_progress(1.0, 3.0, 9.0) == 1);
+  CHECK(packet_progress(1.0, 1.0, 1.0) == 1);  // no travel time: there at once
+  CHECK(packet_progress(1.0, 1.0, 0.9) == 0);
+
+  const Vec2 a{0, 0}, b{1, 0};
+  const Vec2 mid = packet_position(a, b, 0.5, 0);
+  CHECK(mid.x == Approx(0.5));
+  CHECK(mid.y == Approx(0));
+  // The offset moves it to the left of the direction of travel (y grows downwards), so the
+  // two directions of one link are apart.
+  const Vec2 there = packet_position(a, b, 0.5, 0.1f), back = packet_position(b, a, 0.5, 0.1f);
+  CHECK(there.y == Approx(-0.1));
+  CHECK(back.y == Approx(0.1));
+  CHECK(packet_position(a, b, 2.0, 0).x == Approx(1));
+
+  // Through a snapshot: a 1000-byte message sent at model time 1 ms, received at 3 ms.
+  std::vector<Event> events = {
+      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 5, .bytes = 1000,
+       .model_s = 1e-3},
+      {.kind = EventKind::recv_end, .rank = 1, .peer = 0, .tag = 5, .bytes = 1000,
+       .model_s = 3e-3},
+  };
+  Snapshot s = build_snapshot(events, {.time_base = TimeBase::model, .now_s = 2e-3});
+  REQUIRE(s.messages.size() == 1);
+  REQUIRE(s.in_flight.size() == 1);
+  const MessageView& m = s.messages[0];
+  CHECK_FALSE(m.estimated);
+  CHECK(m.arrive_s == Approx(3e-3));
+  CHECK(packet_progress(m.send_s, m.arrive_s, s.now_s) == Approx(0.5));
+  CHECK(std::string(m.op) == "p2p");
+  s = build_snapshot(events, {.time_base = TimeBase::model, .now_s = 3e-3});
+  CHECK(s.in_flight.empty());
+  CHECK(s.messages[0].arrived);
+  s = build_snapshot(events, {.time_base = TimeBase::model, .now_s = 0.5e-3});
+  CHECK(s.messages.empty());  // not sent yet
+}
+
+TEST_CASE("in-flight messages without a receive get an estimated arrival", "[gui]") {
+  std::vector<Event> events = {
+      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 0, .bytes = 1000,
+       .wall_s = 1.0},
+  };
+  SnapshotInputs in{.world = 2, .now_s = 1.0};
+  in.links.assign(4, LinkView{.latency_s = 0.002, .bandwidth_Bps = 1e6});
+  const Snapshot s = build_snapshot(events, in);
+  REQUIRE(s.in_flight.size() == 1);
+  CHECK(s.messages[0].estimated);
+  CHECK(s.messages[0].arrive_s == Approx(1.0 + 0.002 + 0.001));
+}
+
+TEST_CASE("ring chunk bookkeeping follows the ring all_reduce step by step", "[gui]") {
+  // An independent replay of allreduce_ring.cpp on sets of contributors.
+  for (int world = 1; world <= 8; ++world) {
+    std::vector<std::vector<std::set<int>>> have(world, std::vector<std::set<int>>(world));
+    for (int r = 0; r < world; ++r)
+      for (int c = 0; c < world; ++c)
+        have[r][c] = {r};
+    for (int r = 0; r < world; ++r)
+      for (int c = 0; c < world; ++c)
+        CHECK(ring_contributions(world, r, c, 0) == 1);
+    for (int s = 0; s < 2 * (world - 1); ++s) {
+      auto before = have;
+      for (int r = 0; r < world; ++r) {
+        const int left = (r - 1 + world) % world;
+        const int sent_chunk = ring_send_chunk(world, left, s);
+        CHECK(static_cast<int>(before[left][sent_chunk].size()) ==
+              ring_send_contributions(world, left, s));
+        if (s < world - 1) {
+          const int c = ((r - s - 1) % world + world) % world;
+          CHECK(c == sent_chunk);
+          have[r][c].insert(before[left][c].begin(), before[left][c].end());
+        } else {
+          const int c = ((r - (s - world + 1)) % world + world) % world;
+          CHECK(c == sent_chunk);
+          have[r][c] = before[left][c];
+        }
+      }
+      for (int r = 0; r < world; ++r)
+        for (int c = 0; c < world; ++c) {
+          INFO("world " << world << " step " << s << " rank " << r << " chunk " << c);
+          CHECK(ring_contributions(world, r, c, s + 1) == static_cast<int>(have[r][c].size()));
+        }
+    }
+    for (int r = 0; r < world; ++r)
+      for (int c = 0; c < world; ++c)
+        CHECK(ring_contributions(world, r, c, 2 * (world - 1)) == world);
+  }
+}
+
+TEST_CASE("chunks the snapshot names match the values a real ring all_reduce sends", "[gui]") {
+  for (int world : {2, 3, 4, 5}) {
+    const int elements = 2 * world + 1;  // uneven chunks
+    const std::vector<Event> events = demo_events(world, Algorithm::ring, elements);
+    const Snapshot s = build_snapshot(
+        events, {.world = world, .time_base = TimeBase::model, .demo_elements = elements});
+    const Chunks chunks{static_cast<size_t>(elements), world};
+    int ring_messages = 0;
+    for (const MessageView& m : s.messages) {
+      if (m.chunk < 0) continue;
+      ++ring_messages;
+      REQUIRE(m.preview_count > 0);
+      const int first = static_cast<int>(chunks.offset(m.chunk));
+      INFO("world " << world << " " << m.src << "->" << m.dst << " #" << m.k);
+      // Sums of small integers are exact in any order.
+      CHECK(m.preview[0] == demo_partial_sum(world, m.src, first, m.contributions));
+      CHECK(m.bytes == chunks.size(m.chunk) * sizeof(float));
+      CHECK(m.arrived);
+      CHECK_FALSE(m.estimated);
+      CHECK(m.arrive_s >= m.send_s);
+    }
+    CHECK(ring_messages == 2 * (world - 1) * world);
+    // At the end every rank holds the full sum.
+    for (int r = 0; r < world; ++r)
+      for (int i = 0; i < elements; ++i)
+        CHECK(s.gradients.values[r][i] == demo_partial_sum(world, 0, i, world));
+    CHECK(s.in_flight.empty());
+
+    // Half way through (model time), some chunks are partial and some ranks busy.
+    const double mid = (s.begin_s + s.end_s) / 2;
+    const Snapshot h = build_snapshot(
+        events, {.world = world, .time_base = TimeBase::model, .now_s = mid,
+                 .demo_elements = elements});
+    int partial = 0;
+    for (const auto& row : h.gradients.contributions)
+      for (int n : row)
+        partial += n < world;
+    CHECK(partial > 0);
+    CHECK(h.messages.size() <= s.messages.size());
+  }
+}
+
+TEST_CASE("other algorithms show the full sum once the all_reduce ends", "[gui]") {
+  const std::vector<Event> events = demo_events(4, Algorithm::naive, 6);
+  const Snapshot s = build_snapshot(
+      events, {.world = 4, .time_base = TimeBase::model, .algorithm = Algorithm::naive,
+               .demo_elements = 6});
+  CHECK_FALSE(s.gradients.ring);
+  for (const auto& row : s.gradients.contributions)
+    for (int n : row)
+      CHECK(n == 4);
+  for (const MessageView& m : s.messages)
+    CHECK(std::string(m.op) == "all_reduce naive");
+  // Slices: one all_reduce per rank on the communication lane.
+  int collectives = 0;
+  for (const SliceView& sl : s.slices)
+    collectives += sl.lane == Lane::comm && std::string(sl.name) == "all_reduce";
+  CHECK(collectives == 4);
+}
+
+TEST_CASE("a trace replays into the same messages the run sent", "[gui]") {
+  const std::vector<Event> events = demo_events(4, Algorithm::ring, 8);
+  const Snapshot live = build_snapshot(events, {.time_base = TimeBase::model});
+  for (TimeBase base : {TimeBase::wall, TimeBase::model}) {
+    const std::string text = trace_json(events, {.time_base = base});
+    const Replay replay = Replay::parse(text, "run.json");
+    CHECK(replay.world() == 4);
+    CHECK(replay.time_base() == TimeBase::model);  // every message carries model time
+    const Snapshot s = build_snapshot(replay.events(), {.time_base = replay.time_base()});
+    REQUIRE(s.messages.size() == live.messages.size());
+    std::multiset<std::tuple<int, int, uint64_t, int>> a, b;
+    for (const MessageView& m : live.messages)
+      a.insert({m.src, m.dst, m.k, m.chunk});
+    for (const MessageView& m : s.messages) {
+      b.insert({m.src, m.dst, m.k, m.chunk});
+      CHECK(m.arrived);
+      CHECK(m.arrive_s >= m.send_s);
+    }
+    CHECK(a == b);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        CHECK(s.gradients.contributions[r][c] == 4);
+    // Scrubbing to the start shows nothing sent yet.
+    const Snapshot start =
+        build_snapshot(replay.events(), {.time_base = replay.time_base(), .now_s = replay.begin_s()});
+    CHECK(start.in_flight.size() <= 4);
+  }
+}
+
+TEST_CASE("a malformed trace is an error naming the file, never a crash", "[gui]") {
+  const auto fails = [](const std::string& text, const std::string& what) {
+    try {
+      Replay::parse(text, "bad.json");
+      FAIL("parsed: " << text);
+    } catch (const DataError& e) {
+      const std::string message = e.what();
+      INFO(message);
+      CHECK(message.find("bad.json") != std::string::npos);
+      CHECK(message.find(what) != std::string::npos);
+    }
+  };
+  fails("", "not JSON");
+  fails("{\"traceEvents\": [", "not JSON");
+  fails("{\"foo\": 1}", "traceEvents");
+  fails("42", "traceEvents");
+  fails("{\"traceEvents\": []}", "no dsgd events");
+  fails("{\"traceEvents\": [1]}", "#1");
+  fails(R"({"traceEvents":[{"ph":"X","cat":"p2p","pid":0,"ts":1,"dur":1,"args":{"dir":"up"}}]})",
+        "dir/src/dst");
+  fails(R"({"traceEvents":[{"ph":"X","cat":"compute","pid":"zero","ts":1,"dur":1}]})",
+        "not a number");
+  fails(R"({"traceEvents":[{"ph":"X","cat":"step","pid":0,"ts":1,"dur":-5,"args":{}}]})",
+        "negative");
+  CHECK_THROWS_AS(Replay::load(temp_path("missing.json")), DataError);
+
+  // The app shows the error instead of replaying.
+  const std::string path = temp_path("bad.json");
+  std::ofstream(path) << "{not json";
+  GuiApp app;
+  app.open_replay(path);
+  const Snapshot s = app.snapshot();
+  CHECK(s.error.find("not JSON") != std::string::npos);
+  CHECK(s.world == 0);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("commands queue up and drain once", "[gui]") {
+  Commands c;
+  c.push(CommandKind::pause);
+  c.push(CommandKind::set_speed, 0.5);
+  c.push(Command{.kind = CommandKind::select_message, .index = 3});
+  REQUIRE(c.size() == 3);
+  const auto drained = c.drain();
+  CHECK(c.empty());
+  REQUIRE(drained.size() == 3);
+  CHECK(drained[1].value == 0.5);
+  CHECK(drained[2].index == 3);
+
+  GuiApp app;
+  Commands view;
+  ViewSettings v;
+  v.log_loss = true;
+  view.push(Command{.kind = CommandKind::set_view, .view = v});
+  view.push(Command{.kind = CommandKind::select_message, .index = 7});
+  app.apply(view);
+  CHECK(app.snapshot().view.log_loss);
+  CHECK(app.snapshot().view.selected_message == 7);
+}
+
+TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gui]") {
+  SimSettings settings;
+  settings.steps = 6;
+  settings.model = "softmax";
+  settings.batch = 64;
+  settings.latency_s = 1e-4;
+  SimSession session;
+  session.start(settings);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (session.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE_FALSE(session.running());
+  CHECK(session.error().empty());
+  Snapshot s = session.snapshot({});
+  CHECK(s.world == 4);
+  CHECK(s.controls.live);
+  CHECK(s.controls.step == 6);
+  REQUIRE(s.curves.size() == 1);
+  CHECK(s.curves[0].points.size() == 6);
+  CHECK(s.curves[0].points.back().model_s > 0);
+  CHECK_FALSE(s.messages.empty());
+  CHECK(s.links.size() == 16);
+  CHECK(s.link(0, 1).latency_s == Approx(1e-4));
+  for (const RankView& r : s.ranks)
+    CHECK(r.step == 6);
+
+  // Step mode: nothing moves until a message is stepped; then pause and restart.
+  settings.mode = RunMode::allreduce_demo;
+  settings.step_mode = true;
+  settings.steps = 1;
+  session.start(settings);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s = session.snapshot({});
+  const size_t held = s.in_flight.size();
+  CHECK(held > 0);
+  for (const MessageView& m : s.messages)
+    CHECK_FALSE(m.arrived);
+  session.apply(Command{.kind = CommandKind::step_message});
+  const auto arrived = [](const Snapshot& snap) {
+    return std::count_if(snap.messages.begin(), snap.messages.end(),
+                         [](const MessageView& m) { return m.arrived; });
+  };
+  for (int i = 0; i < 500 && arrived(session.snapshot({})) == 0; ++i) {
+    session.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // nothing else moves
+  s = session.snapshot({});
+  CHECK(arrived(s) == 1);
+  CHECK(s.controls.step_mode);
+  CHECK(s.gradients.elements == 8);
+  // Restarting from step mode does not hang, and the training curve stays for comparison.
+  session.start(settings);
+  session.stop();
+  s = session.snapshot({});
+  REQUIRE(s.curves.size() == 1);
+  CHECK(s.curves[0].points.size() == 6);
+}
+
+TEST_CASE("a crash fault ends the run with an error shown, not a hang", "[gui]") {
+  SimSettings settings;
+  settings.steps = 20;
+  settings.model = "softmax";
+  settings.batch = 64;
+  settings.latency_s = 1e-4;
+  settings.crashes[2] = 3;
+  SimSession session;
+  session.start(settings);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (session.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE_FALSE(session.running());
+  const Snapshot s = session.snapshot({});
+  CHECK_FALSE(s.error.empty());
+  CHECK(s.controls.status == "failed");
+  CHECK(s.ranks[2].crashed);
+}
+
+TEST_CASE("dsgd-gui options", "[gui]") {
+  GuiOptions o = parse_gui_options({"--nodes", "6", "--latency", "5ms", "--straggler", "2:3",
+                                    "--crash", "1@20", "--view", "topology", "--theme",
+                                    "projector", "--mode", "allreduce"});
+  CHECK(o.sim.nodes == 6);
+  CHECK(o.sim.latency_s == Approx(5e-3));
+  CHECK(o.sim.stragglers.at(2) == 3.0);
+  CHECK(o.sim.crashes.at(1) == 20);
+  CHECK(o.view == View::topology);
+  CHECK(o.view_settings.ui_scale >= 1.5f);
+  CHECK(o.sim.mode == RunMode::allreduce_demo);
+  o = parse_gui_options({"--scenario", std::string(DSGD_SOURCE_DIR) + "/assets/scenarios/straggler.toml"});
+  CHECK(o.sim.stragglers.at(2) == 3.0);
+  CHECK(o.sim.latency_s == Approx(1e-3));
+  CHECK_THROWS_AS(parse_gui_options({"--view", "nope"}), UsageError);
+  CHECK_THROWS_AS(parse_gui_options({"--headless"}), UsageError);
+  CHECK_THROWS_AS(parse_gui_options({"--straggler", "x"}), UsageError);
+  CHECK_THROWS_AS(parse_gui_options({"--nodes", "0"}), UsageError);
+  CHECK_THROWS_AS(parse_gui_options({"--bogus"}), UsageError);
+}
+
+TEST_CASE("PNG round trip and the blank-image check", "[gui]") {
+  Image image{.width = 8, .height = 4};
+  image.rgb.assign(8 * 4 * 3, 0);
+  for (int x = 4; x < 8; ++x)
+    for (int y = 0; y < 4; ++y)
+      image.rgb[(y * 8 + x) * 3] = 255;  // right half red
+  const std::string path = temp_path("roundtrip.png");
+  write_png(path, image);
+  const Image back = read_png(path);
+  CHECK(back.width == 8);
+  CHECK(back.height == 4);
+  CHECK(back.rgb == image.rgb);
+  CHECK(distinct_colours(back, 0, 0, 4, 4) == 1);
+  CHECK(distinct_colours(back, 0, 0, 8, 4) == 2);
+  CHECK(distinct_colours(back, -5, -5, 100, 100) == 2);
+  std::filesystem::remove(path);
+  CHECK_THROWS_AS(read_png(path), DataError);
+}
+

@@ -1,0 +1,323 @@
+// Lessons: each lesson's --auto transcript on simulated nodes is a golden file
+// (tests/golden/lessons/NN.txt, NN.zh-CN.txt; DSGD_UPDATE_GOLDEN=1 rewrites them), the
+// lesson list, the Chinese text, --step, the lesson 5 exercise checker, bad arguments, the
+// README sections of both languages, and the transcript merge on its own.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "cli_runner.h"
+#include "lessons/lesson.h"
+#include "lessons/readme.h"
+#include "lessons/transcript.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dsgd::test::CliResult;
+using dsgd::test::run_dsgd;
+
+const fs::path kGoldenDir = fs::path(DSGD_SOURCE_DIR) / "tests/golden/lessons";
+const fs::path kFashionDir = "/usr/share/datasets/fashion-mnist";
+
+bool update_goldens() {
+  const char* v = std::getenv("DSGD_UPDATE_GOLDEN");
+  return v && std::string(v) == "1";
+}
+
+// "line 12:\n  expected: ...\n  actual:   ..." for the first line that differs.
+std::string first_difference(const std::string& expected, const std::string& actual) {
+  std::istringstream e(expected), a(actual);
+  std::string le, la;
+  for (int line = 1;; ++line) {
+    const bool he = static_cast<bool>(std::getline(e, le));
+    const bool ha = static_cast<bool>(std::getline(a, la));
+    if (!he && !ha) return "no difference";
+    if (!he || !ha || le != la)
+      return "line " + std::to_string(line) + ":\n  expected: " + (he ? le : "<end>") +
+             "\n  actual:   " + (ha ? la : "<end>");
+  }
+}
+
+// Runs `dsgd lesson N --auto --lang LANG` and compares stdout with the golden file.
+void check_golden(int lesson, const std::string& lang) {
+  if (lesson == 7 && !fs::exists(kFashionDir)) {
+    WARN("skipped: lesson 7 needs Fashion-MNIST in " << kFashionDir.string());
+    return;
+  }
+  char name[32];
+  std::snprintf(name, sizeof name, "%02d%s.txt", lesson, lang == "en" ? "" : ".zh-CN");
+  const fs::path golden = kGoldenDir / name;
+  CliResult r = run_dsgd("lesson " + std::to_string(lesson) + " --auto --lang " + lang);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("is missing from") == std::string::npos);  // every section has its text
+  if (update_goldens()) {
+    fs::create_directories(kGoldenDir);
+    std::ofstream(golden, std::ios::binary) << r.out;
+    WARN("rewrote " << golden.string());
+    return;
+  }
+  INFO("golden file " << golden.string()
+                      << " (DSGD_UPDATE_GOLDEN=1 rewrites it after a deliberate change)");
+  REQUIRE(fs::exists(golden));
+  const std::string expected = dsgd::test::read_text(golden);
+  INFO(first_difference(expected, r.out));
+  CHECK(r.out == expected);
+}
+
+}  // namespace
+
+#define LESSON_GOLDEN_TEST(N)                                                    \
+  TEST_CASE("lesson " #N " --auto transcript matches its golden file", "[lessons]") { \
+    check_golden(N, "en");                                                      \
+    check_golden(N, "zh");                                                      \
+  }
+
+LESSON_GOLDEN_TEST(1)
+LESSON_GOLDEN_TEST(2)
+LESSON_GOLDEN_TEST(3)
+LESSON_GOLDEN_TEST(4)
+LESSON_GOLDEN_TEST(5)
+LESSON_GOLDEN_TEST(6)
+LESSON_GOLDEN_TEST(7)
+LESSON_GOLDEN_TEST(8)
+LESSON_GOLDEN_TEST(9)
+LESSON_GOLDEN_TEST(10)
+
+TEST_CASE("lesson transcripts are the same from run to run", "[lessons]") {
+  CliResult a = run_dsgd("lesson 4 --nodes 5 --auto");
+  CliResult b = run_dsgd("lesson 4 --nodes 5 --auto");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  INFO(first_difference(a.out, b.out));
+  CHECK(a.out == b.out);
+}
+
+TEST_CASE("dsgd lesson list names every lesson in both languages", "[lessons]") {
+  CliResult en = run_dsgd("lesson list");
+  INFO(en.err);
+  REQUIRE(en.exit_code == 0);
+  CliResult zh = run_dsgd("lesson list --lang zh");
+  REQUIRE(zh.exit_code == 0);
+  for (const auto& info : dsgd::lessons::lesson_catalog()) {
+    CHECK(en.out.find("Lesson " + std::to_string(info.number) + " ·") != std::string::npos);
+    CHECK(zh.out.find("第 " + std::to_string(info.number) + " 课") != std::string::npos);
+  }
+  CHECK(en.out.find("Point-to-point") != std::string::npos);
+  CHECK(zh.out.find("点对点通信") != std::string::npos);
+}
+
+TEST_CASE("dsgd lesson --lang zh prints the Chinese text beside the same run", "[lessons]") {
+  CliResult r = run_dsgd("lesson 2 --lang zh");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("# 第 2 课 · 点对点通信") != std::string::npos);
+  CHECK(r.out.find("## 阻塞的 send 和 recv") != std::string::npos);
+  CHECK(r.out.find("rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]") != std::string::npos);
+  CHECK(r.out.find("[rank 1] Rank 1 has data [1, -1]") != std::string::npos);
+  CHECK(r.out.find("Blocking send and recv") == std::string::npos);
+}
+
+TEST_CASE("dsgd lesson 2 runs the tutorial's first program", "[lessons]") {
+  CliResult r = run_dsgd("lesson 2");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const size_t message = r.out.find("  rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]\n");
+  const size_t printed = r.out.find("[rank 1] Rank 1 has data [1, -1]\n");
+  REQUIRE(message != std::string::npos);
+  REQUIRE(printed != std::string::npos);
+  CHECK(message < printed);  // the receive's output comes after its message
+}
+
+TEST_CASE("dsgd lesson --step pauses at each message and runs on at end of input",
+          "[lessons]") {
+  // stdin is /dev/null: EOF at the first pause, so the lesson runs to the end.
+  CliResult eof = run_dsgd("lesson 2 --step");
+  INFO(eof.err);
+  REQUIRE(eof.exit_code == 0);
+  CHECK(eof.out.find("press Enter") != std::string::npos);
+  CHECK(eof.out.find("rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]") != std::string::npos);
+  CHECK(eof.out.find("[rank 1] Rank 1 has data [1, -1]") != std::string::npos);
+
+  // Enter pressed for every message: the same messages in delivery order.
+  dsgd::test::TempDir dir;
+  std::ofstream(dir / "enter") << std::string(20, '\n');
+  const std::string out = dir / "out";
+  const std::string cmd = std::string(DSGD_BINARY) + " lesson 2 --step --nodes 3 <" +
+                          (dir / "enter") + " >" + out + " 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string text = dsgd::test::read_text(out);
+  INFO(text);
+  const size_t a = text.find("rank 0 -> rank 1 · tag 1 · 4 bytes · [10]");
+  const size_t b = text.find("rank 0 -> rank 1 · tag 2 · 4 bytes · [20]");
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  CHECK(text.find("[rank 0] collected [0, 1, 4]") != std::string::npos);
+  CHECK(text.find("[rank 1] recv(tag=2) -> [20] (source 0, tag 2)") != std::string::npos);
+}
+
+TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's first failure",
+          "[lessons]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/05-own-allreduce/";
+  CliResult good = run_dsgd("lesson 5 --check " + dir + "solution.cpp");
+  INFO(good.out << good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(good.out.find("ok    R = 8: n = 0, 1, 7, 9, 1000") != std::string::npos);
+  CHECK(good.out.find("PASS") != std::string::npos);
+
+  CliResult bad = run_dsgd("lesson 5 --check " + dir + "buggy.cpp");
+  INFO(bad.out << bad.err);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.out.find("ok    R = 1: n = 0, 1, 2, 1000") != std::string::npos);
+  CHECK(bad.out.find("FAIL  R = 2, n = 1: rank 0 element 0 is 1, expected 3") !=
+        std::string::npos);
+  CHECK(bad.out.find("smaller than R = 2") != std::string::npos);
+  CHECK(bad.out.find("R = 3") == std::string::npos);  // stops at the first failure
+
+  dsgd::test::TempDir tmp;
+  std::ofstream(tmp / "broken.cpp") << "void my_all_reduce(int) { syntax error }\n";
+  CliResult broken = run_dsgd("lesson 5 --check " + (tmp / "broken.cpp"));
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.out.find("does not compile") != std::string::npos);
+
+  std::ofstream(tmp / "renamed.cpp") << "#include \"core/comm/communicator.h\"\n"
+                                        "void my_allreduce(dsgd::Communicator&, "
+                                        "std::span<float>) {}\n";
+  CliResult renamed = run_dsgd("lesson 5 --check " + (tmp / "renamed.cpp"));
+  CHECK(renamed.exit_code == 1);
+  CHECK(renamed.out.find("must define void my_all_reduce") != std::string::npos);
+
+  std::ofstream(tmp / "crash.cpp") << "#include \"core/comm/communicator.h\"\n"
+                                      "void my_all_reduce(dsgd::Communicator& c, "
+                                      "std::span<float> d) { if (c.size() == 3) "
+                                      "*(volatile int*)nullptr = 1; }\n";
+  CliResult crash = run_dsgd("lesson 5 --check " + (tmp / "crash.cpp") + " --lang zh");
+  CHECK(crash.exit_code == 1);
+  CHECK(crash.out.find("信号 11") != std::string::npos);
+}
+
+TEST_CASE("dsgd lesson rejects bad arguments with exit code 2", "[lessons]") {
+  const char* bad[] = {
+      "lesson",                                // no lesson
+      "lesson 99",                             // no such lesson
+      "lesson two",                            // not a number
+      "lesson 2 --lang fr",                    // no such language
+      "lesson 2 --step --auto",                // exclusive modes
+      "lesson 2 --nodes 1",                    // lesson 2 needs two ranks
+      "lesson 8 --nodes 9",                    // above the lesson's maximum
+      "lesson 2 --backend foo",                // no such backend
+      "lesson 2 --backend mpi --step",         // stepping is for simulated nodes
+      "lesson 2 --check x.cpp",                // lesson 2 has no exercise
+      "lesson 5 --check /no/such/file.cpp",    // missing file
+      "lesson 2 --latency fast",               // bad simulator flag
+  };
+  for (const char* args : bad) {
+    CliResult r = run_dsgd(args);
+    INFO(args << "\n" << r.out << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(!r.err.empty());
+  }
+}
+
+TEST_CASE("every lesson has both texts, with the same sections in the same order",
+          "[lessons]") {
+  using namespace dsgd::lessons;
+  for (const LessonInfo& info : lesson_catalog()) {
+    INFO("lesson " << info.number << " (" << info.dir << ")");
+    const LessonText en = load_lesson_text(info, Lang::en);
+    const LessonText zh = load_lesson_text(info, Lang::zh);
+    CHECK(en.title.rfind("Lesson " + std::to_string(info.number) + " · ", 0) == 0);
+    CHECK(zh.title.rfind("第 " + std::to_string(info.number) + " 课 · ", 0) == 0);
+    CHECK_FALSE(en.intro.empty());
+    CHECK_FALSE(zh.intro.empty());
+    REQUIRE(en.sections.size() == zh.sections.size());
+    CHECK(en.sections.size() >= 2);
+    for (size_t i = 0; i < en.sections.size(); ++i) {
+      CHECK(en.sections[i].first == zh.sections[i].first);
+      CHECK_FALSE(en.sections[i].second.empty());
+      CHECK_FALSE(zh.sections[i].second.empty());
+    }
+  }
+}
+
+TEST_CASE("README sections parse into title, introduction and sections", "[lessons]") {
+  using namespace dsgd::lessons;
+  const LessonText t = parse_lesson_text(
+      "# Lesson 9 · Title\n\nIntro line.\n\n<!-- section: a -->\n## A\n\nText A.\n\n"
+      "<!-- section: b -->\nText B.\n",
+      "x.md");
+  CHECK(t.title == "Lesson 9 · Title");
+  CHECK(t.intro == "Intro line.");
+  REQUIRE(t.sections.size() == 2);
+  CHECK(t.sections[0].first == "a");
+  CHECK(t.sections[0].second == "## A\n\nText A.");
+  CHECK(t.section("b") == "Text B.");
+  CHECK(t.section("c").find("'c' is missing from x.md") != std::string::npos);
+  CHECK_THROWS_AS(parse_lesson_text("no title\n", "y.md"), dsgd::DataError);
+}
+
+TEST_CASE("the transcript merge does not depend on the order ranks recorded in", "[lessons]") {
+  using dsgd::lessons::LogItem;
+  using dsgd::lessons::Recorder;
+  // Per-rank logs of a ring of 3: each rank prints, sends right, receives from the left,
+  // prints; a section in the middle; rank 2 then sends to itself.
+  std::vector<std::vector<LogItem>> logs(3);
+  for (int r = 0; r < 3; ++r) {
+    auto& l = logs[r];
+    l.push_back({.kind = LogItem::Kind::print, .text = "start " + std::to_string(r)});
+    l.push_back({.kind = LogItem::Kind::send, .peer = (r + 1) % 3, .bytes = 4,
+                 .preview = {float(r)}});
+    l.push_back({.kind = LogItem::Kind::recv, .peer = (r + 2) % 3, .bytes = 4});
+    l.push_back({.kind = LogItem::Kind::print, .text = "got " + std::to_string((r + 2) % 3)});
+    l.push_back({.kind = LogItem::Kind::section, .text = "s"});
+    if (r == 2) {
+      l.push_back({.kind = LogItem::Kind::send, .peer = 2, .tag = 5, .bytes = 0});
+      l.push_back({.kind = LogItem::Kind::recv, .peer = 2, .tag = 5, .bytes = 0});
+    }
+    l.push_back({.kind = r == 0 ? LogItem::Kind::say : LogItem::Kind::print,
+                 .text = "end " + std::to_string(r)});
+  }
+  auto text = [](const std::string& id) { return "## section " + id; };
+  std::string reference;
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    // Record the items in a random interleaving that keeps each rank's own order.
+    Recorder rec(3);
+    std::vector<size_t> next(3, 0);
+    std::string partial;
+    for (size_t left = 0; true;) {
+      left = 0;
+      for (int r = 0; r < 3; ++r)
+        left += logs[r].size() - next[r];
+      if (left == 0) break;
+      int r = static_cast<int>(rng() % 3);
+      while (next[r] == logs[r].size())
+        r = (r + 1) % 3;
+      rec.add(r, logs[r][next[r]++]);
+      if (rng() % 4 == 0) partial += rec.take_ready(3, false, text);
+    }
+    for (int r = 0; r < 3; ++r)
+      rec.set_done(r);
+    const std::string out = partial + rec.take_ready(3, true, text);
+    if (trial == 0) reference = out;
+    INFO(out);
+    CHECK(out == reference);
+  }
+  INFO(reference);
+  // Each message comes before the line its receiver printed after receiving it.
+  CHECK(reference.find("rank 0 -> rank 1 · tag 0 · 4 bytes · [0]") <
+        reference.find("[rank 1] got 0"));
+  CHECK(reference.find("rank 2 -> rank 0") < reference.find("[rank 0] got 2"));
+  // The section comes after everything before it and before everything after it.
+  CHECK(reference.find("[rank 2] got 1") < reference.find("## section s"));
+  CHECK(reference.find("## section s") < reference.find("rank 2 -> rank 2 · tag 5"));
+  CHECK(reference.find("\nend 0\n") != std::string::npos);  // say: no rank prefix
+  CHECK(reference.find("[rank 1] end 1") != std::string::npos);
+}

@@ -1,0 +1,87 @@
+// Tests for the parts of the MPI backend that need no MPI job: preflight's comparison
+// (core/mpi/preflight.h), the configuration fingerprint (core/train/config_hash.h), and the
+// CLI's MPI helpers (per-rank output paths, sim-only flags refused with --backend mpi).
+// The MPI backend itself is tested under mpirun (tests/mpi/, CTest mpi_*).
+#include <catch2/catch.hpp>
+
+#include "cli/backend.h"
+#include "core/errors.h"
+#include "core/train/config_hash.h"
+
+#ifdef DSGD_HAVE_MPI
+#include "core/mpi/preflight.h"
+#endif
+
+using namespace dsgd;
+
+TEST_CASE("config_fingerprint changes with every field that changes the numbers") {
+  const TrainConfig base;
+  const uint64_t h = config_fingerprint(base);
+  CHECK(config_fingerprint(TrainConfig{}) == h);
+  auto differs = [&](auto edit) {
+    TrainConfig c;
+    edit(c);
+    return config_fingerprint(c) != h;
+  };
+  CHECK(differs([](TrainConfig& c) { c.model = ModelSpec::parse("mlp:65"); }));
+  CHECK(differs([](TrainConfig& c) { c.global_batch = 255; }));
+  CHECK(differs([](TrainConfig& c) { c.sgd.lr = 0.1000001f; }));
+  CHECK(differs([](TrainConfig& c) { c.sgd.momentum = 0; }));
+  CHECK(differs([](TrainConfig& c) { c.sgd.weight_decay = 1e-4f; }));
+  CHECK(differs([](TrainConfig& c) { c.sgd.nesterov = true; }));
+  CHECK(differs([](TrainConfig& c) { c.steps = 10; }));
+  CHECK(differs([](TrainConfig& c) { c.epochs = 6; }));
+  CHECK(differs([](TrainConfig& c) { c.seed = 1; }));
+  CHECK(differs([](TrainConfig& c) { c.shuffle = false; }));
+  CHECK(differs([](TrainConfig& c) { c.allreduce = Algorithm::ring; }));
+  CHECK(differs([](TrainConfig& c) { c.eval_every = 5; }));
+}
+
+TEST_CASE("per_rank_path puts the rank before the extension") {
+  CHECK(cli::per_rank_path("run.json", 3) == "run.rank3.json");
+  CHECK(cli::per_rank_path("out/trace.json", 0) == "out/trace.rank0.json");
+  CHECK(cli::per_rank_path("trace", 12) == "trace.rank12");
+}
+
+TEST_CASE("check_mpi_flags refuses the simulator's network flags") {
+  cli::SimFlags f;
+  f.nodes = 4;
+  f.timeout = "5s";
+  CHECK_NOTHROW(cli::check_mpi_flags(f));  // --nodes and --timeout mean something on MPI
+  f.latency = "2ms";
+  CHECK_THROWS_WITH(cli::check_mpi_flags(f), Catch::Contains("--latency is for simulated"));
+  f.latency.clear();
+  f.crashes = {"1@20"};
+  CHECK_THROWS_AS(cli::check_mpi_flags(f), UsageError);
+}
+
+#ifdef DSGD_HAVE_MPI
+TEST_CASE("preflight names every rank that differs from rank 0, with its host") {
+  using mpi::RankIdentity;
+  const RankIdentity ok{.host = "node1", .version = "0.1.0", .config_hash = 1, .data_hash = 2};
+  std::vector<RankIdentity> ranks{ok, ok, ok, ok};
+  ranks[1].host = "node2";
+  CHECK(mpi::describe_mismatch(ranks).empty());  // hosts may differ, nothing else
+
+  ranks[2].host = "node3";
+  ranks[2].data_hash = 99;
+  ranks[3].version = "0.2.0";
+  const std::string m = mpi::describe_mismatch(ranks);
+  CHECK_THAT(m, Catch::StartsWith("preflight: 2 of 4 ranks differ from rank 0 (host node1)"));
+  CHECK_THAT(m, Catch::Contains("rank 2 (host node3): dataset hash 0000000000000063 (rank 0: "
+                                "0000000000000002)"));
+  CHECK_THAT(m, Catch::Contains("rank 3 (host node1): dsgd version 0.2.0 (rank 0: 0.1.0)"));
+  CHECK_THAT(m, !Catch::Contains("rank 1"));
+}
+
+TEST_CASE("preflight lists at most 8 differing ranks") {
+  std::vector<mpi::RankIdentity> ranks(20, {.host = "h", .version = "1", .config_hash = 1});
+  for (size_t r = 1; r < ranks.size(); ++r)
+    ranks[r].config_hash = 2;
+  const std::string m = mpi::describe_mismatch(ranks);
+  CHECK_THAT(m, Catch::Contains("19 of 20 ranks differ"));
+  CHECK_THAT(m, Catch::Contains("rank 8 (host h)"));
+  CHECK_THAT(m, !Catch::Contains("rank 9 (host h)"));
+  CHECK_THAT(m, Catch::EndsWith("... and 11 more"));
+}
+#endif

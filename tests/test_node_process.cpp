@@ -1,0 +1,459 @@
+// dsgd node: ranks as separate processes. Three `dsgd node` processes must train exactly as
+// `dsgd train --nodes 3`; foreign connections (wrong token, wrong protocol version, garbage,
+// an absurd length) are refused without harming the run; a missing rank makes the others
+// fail within the deadline. Also the handshake codec and SimNode's set-up, in process.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli_runner.h"
+#include "core/errors.h"
+#include "core/io/npz.h"
+#include "sim/handshake.h"
+#include "sim/node.h"
+#include "sim/rendezvous.h"
+
+using namespace dsgd;
+using namespace std::chrono_literals;
+using dsgd::test::read_text;
+using dsgd::test::TempDir;
+
+namespace {
+
+// Small and quick: 20 steps of an MLP on 512 synthetic samples, batches in file order.
+constexpr const char* kTrainFlags =
+    "--model mlp:16 --data synthetic:train=512,test=128,features=8,classes=4 --batch 48 "
+    "--steps 20 --no-shuffle --seed 5 -q";
+
+// A port nobody listens on now (the kernel's choice; free again when this returns).
+uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// A `dsgd` process in the background, stdout and stderr to files; killed if still running
+// when it goes away.
+class Process {
+ public:
+  Process(const std::string& args, const std::string& log_prefix)
+      : out_(log_prefix + ".out"), err_(log_prefix + ".err") {
+    const std::string cmd =
+        fmt::format("exec {} {} >{} 2>{} </dev/null", DSGD_BINARY, args, out_, err_);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    REQUIRE(pid_ > 0);
+  }
+  ~Process() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // The exit code, or -1 if it still runs after `limit` (it is then killed).
+  int wait(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (pid_ > 0) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      if (std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+  std::string out() const { return read_text(out_); }
+  std::string err() const { return read_text(err_); }
+  // Waits until stderr contains `text`; returns stderr then (or "" at the limit).
+  std::string await_err(const std::string& text, std::chrono::milliseconds limit) const {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string e = err();
+      if (e.find(text) != std::string::npos) return e;
+      std::this_thread::sleep_for(20ms);
+    }
+    return "";
+  }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+};
+
+std::string node_args(int rank, int world, uint16_t port, const std::string& extra = "") {
+  return fmt::format("node --rank {} --world {} --rendezvous 127.0.0.1:{} --token sesame {} {}",
+                     rank, world, port, kTrainFlags, extra);
+}
+
+// The port in "dsgd node: rank R of N accepts peers on 127.0.0.1:PORT".
+uint16_t accept_port(const std::string& err) {
+  const std::string key = "accepts peers on 127.0.0.1:";
+  const auto at = err.find(key);
+  REQUIRE(at != std::string::npos);
+  return static_cast<uint16_t>(std::stoi(err.substr(at + key.size())));
+}
+
+// A raw client socket connected to 127.0.0.1:port.
+int raw_connect(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+void raw_send(int fd, const std::vector<uint8_t>& bytes) {
+  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()));
+}
+
+// True when the peer closes the connection (EOF or reset) within the limit.
+bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
+  pollfd p{.fd = fd, .events = POLLIN};
+  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
+  char c;
+  return ::recv(fd, &c, 1, 0) <= 0;
+}
+
+std::vector<uint8_t> hello_bytes(const std::string& token,
+                                 uint16_t version = sim::kProtocolVersion) {
+  return sim::encode_hello({.version = version, .world = 3, .rank = 1, .token = token});
+}
+
+std::vector<uint8_t> garbage() {
+  std::string text = "GET / HTTP/1.1\r\nHost: dsgd\r\n\r\n";
+  text.resize(64, '#');
+  return {text.begin(), text.end()};
+}
+
+// `dsgd train --nodes 3` with the same flags: what the processes must reproduce.
+std::vector<NamedTensor> reference(const TempDir& dir, const std::string& extra = "") {
+  const auto r = dsgd::test::run_dsgd(
+      fmt::format("train --nodes 3 {} {} --save {}", kTrainFlags, extra, dir / "ref.npz"));
+  REQUIRE(r.exit_code == 0);
+  return read_npz(dir / "ref.npz");
+}
+
+void require_same_params(const std::vector<NamedTensor>& got,
+                         const std::vector<NamedTensor>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO(want[i].name);
+    REQUIRE(got[i].name == want[i].name);
+    REQUIRE(got[i].tensor.numel() == want[i].tensor.numel());
+    for (int64_t j = 0; j < want[i].tensor.numel(); ++j) {
+      const float a = got[i].tensor.data()[j], b = want[i].tensor.data()[j];
+      REQUIRE(std::abs(a - b) <= 1e-6f + 1e-5f * std::abs(b));
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Handshake codec, in process
+// ---------------------------------------------------------------------------------------
+
+TEST_CASE("hello: encode and decode round trip; the header's length is the payload's",
+          "[handshake]") {
+  const sim::Hello h{.world = 7,
+                     .rank = 5,
+                     .epoch_ns = -123456789,
+                     .run_hash = 0xfeedfacecafebeefULL,
+                     .host_id = 42,
+                     .port = 29500,
+                     .token = "sesame"};
+  const std::vector<uint8_t> bytes = sim::encode_hello(h);
+  REQUIRE(bytes.size() == sim::kFrameHeaderBytes + sim::kHelloFixedBytes + 8);  // padded
+  sim::HeaderBytes header{};
+  std::copy_n(bytes.begin(), header.size(), header.begin());
+  std::string why;
+  const auto frame = sim::decode_header(header, &why);
+  REQUIRE(frame);
+  CHECK(frame->kind == sim::FrameKind::hello);
+  CHECK(frame->source == 5);
+  CHECK(frame->length == sim::kHelloFixedBytes + 8);
+  const auto back = sim::decode_hello(std::span(bytes).subspan(sim::kFrameHeaderBytes), &why);
+  REQUIRE(back);
+  CHECK(back->version == sim::kProtocolVersion);
+  CHECK(back->world == 7);
+  CHECK(back->rank == 5);
+  CHECK(back->epoch_ns == -123456789);
+  CHECK(back->run_hash == 0xfeedfacecafebeefULL);
+  CHECK(back->host_id == 42);
+  CHECK(back->port == 29500);
+  CHECK(back->token == "sesame");
+}
+
+TEST_CASE("hello: a wrong version, bad magic or inconsistent length is refused with a reason",
+          "[handshake]") {
+  std::string why;
+  auto payload_of = [](const std::vector<uint8_t>& frame) {
+    return std::vector<uint8_t>(frame.begin() + sim::kFrameHeaderBytes, frame.end());
+  };
+  auto v2 = payload_of(hello_bytes("t", 2));
+  CHECK_FALSE(sim::decode_hello(v2, &why));
+  CHECK(why.find("wrong protocol version 2") != std::string::npos);
+  auto bad_magic = payload_of(hello_bytes("t"));
+  bad_magic[0] ^= 0xff;
+  CHECK_FALSE(sim::decode_hello(bad_magic, &why));
+  CHECK(why.find("bad magic") != std::string::npos);
+  auto truncated = payload_of(hello_bytes("token"));
+  truncated.resize(truncated.size() - 4);
+  CHECK_FALSE(sim::decode_hello(truncated, &why));
+  CHECK(why.find("malformed") != std::string::npos);
+  CHECK_FALSE(sim::decode_hello(std::vector<uint8_t>(3, 0), &why));
+}
+
+TEST_CASE("hello: check_hello names what does not match the job", "[handshake]") {
+  const sim::JobIdentity job{.token = "sesame", .epoch_ns = 10, .run_hash = 99};
+  sim::Hello h{.world = 3, .rank = 1, .epoch_ns = 10, .run_hash = 99, .token = "sesame"};
+  CHECK(sim::check_hello(h, job, 3, 0) == "");
+  auto with = [&](auto change) {
+    sim::Hello copy = h;
+    change(copy);
+    return sim::check_hello(copy, job, 3, 0);
+  };
+  CHECK(with([](sim::Hello& x) { x.token = "sesamE"; }) == "wrong job token");
+  CHECK(with([](sim::Hello& x) { x.token = "sesame2"; }) == "wrong job token");
+  CHECK(with([](sim::Hello& x) { x.world = 4; }).find("world size 4") != std::string::npos);
+  CHECK(with([](sim::Hello& x) { x.rank = 3; }).find("not a rank") != std::string::npos);
+  CHECK(with([](sim::Hello& x) { x.rank = -1; }).find("not a rank") != std::string::npos);
+  CHECK(with([](sim::Hello& x) { x.rank = 0; }).find("own") != std::string::npos);
+  CHECK(with([](sim::Hello& x) { x.epoch_ns = 11; }).find("epoch") != std::string::npos);
+  CHECK(with([](sim::Hello& x) { x.run_hash = 1; }).find("fingerprint") != std::string::npos);
+  CHECK(sim::random_token() != sim::random_token());
+  CHECK(sim::random_token().size() == 32);
+}
+
+TEST_CASE("rendezvous addresses: IPv4 or localhost with a port, nothing looked up", "[handshake]") {
+  CHECK(sim::parse_endpoint("localhost:29500", "--rendezvous").address().is_loopback());
+  CHECK(sim::parse_endpoint("10.1.2.3:1", "--rendezvous").port() == 1);
+  CHECK_THROWS_AS(sim::parse_endpoint("10.1.2.3", "--rendezvous"), UsageError);
+  CHECK_THROWS_AS(sim::parse_endpoint("10.1.2.3:0", "--rendezvous"), UsageError);
+  CHECK_THROWS_AS(sim::parse_endpoint("10.1.2.3:70000", "--rendezvous"), UsageError);
+  CHECK_THROWS_AS(sim::parse_endpoint("example.org:80", "--rendezvous"), UsageError);
+}
+
+// ---------------------------------------------------------------------------------------
+// SimNode set-up, in process
+// ---------------------------------------------------------------------------------------
+
+TEST_CASE("accept_one refuses garbage and a wrong token, then takes the real peer",
+          "[handshake][sim]") {
+  sim::Network network({}, 2);
+  sim::NetClock clock;
+  sim::SimNode node0(0, 2, {}, network, clock), node1(1, 2, {}, network, clock),
+      intruder(1, 2, {}, network, clock);
+  node0.set_job({.token = "sesame"});
+  node1.set_job({.token = "sesame"});
+  intruder.set_job({.token = "guess"});
+  for (auto* n : {&node0, &node1, &intruder})
+    n->set_timeout(3s);
+  const int junk = raw_connect(node0.port());
+  raw_send(junk, garbage());
+  intruder.connect(0, node0.port());
+  node1.connect(0, node0.port());
+  node0.accept_one();  // refuses two, accepts the third
+  CHECK(closed_by_peer(junk, 1s));
+  ::close(junk);
+  // The accepted connection is node1's: a message goes through.
+  node0.start();
+  node1.start();
+  std::vector<float> x{1, 2, 3}, y(3, 0);
+  node1.send(x, 0, 7);
+  node0.recv(y, 1, 7);
+  CHECK(y == x);
+  node0.close();
+  node1.close();
+}
+
+TEST_CASE("accept_one's deadline fires and names the rank that never connected",
+          "[handshake][sim]") {
+  sim::Network network({}, 3);
+  sim::NetClock clock;
+  sim::SimNode node(1, 3, {}, network, clock);
+  node.set_job({.token = "sesame"});
+  node.set_timeout(300ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    node.accept_one();
+    FAIL("accept_one returned without a peer");
+  } catch (const TimeoutError& e) {
+    CHECK(e.peer() == 2);
+    CHECK(std::string(e.what()).find("rank 2 did not connect") != std::string::npos);
+  }
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(waited >= 0.25);
+  CHECK(waited < 3.0);
+}
+
+// ---------------------------------------------------------------------------------------
+// dsgd node processes
+// ---------------------------------------------------------------------------------------
+
+TEST_CASE("three dsgd node processes train exactly like dsgd train --nodes 3", "[node][cli]") {
+  TempDir dir;
+  const auto want = reference(dir, "--latency 200us");
+  const uint16_t port = free_port();
+  // Started in reverse: ranks 2 and 1 wait for rank 0's rendezvous to come up.
+  Process r2(node_args(2, 3, port, "--latency 200us --timeout 10s"), dir / "r2");
+  Process r1(node_args(1, 3, port, "--latency 200us --timeout 10s"), dir / "r1");
+  std::this_thread::sleep_for(200ms);
+  Process r0(node_args(0, 3, port,
+                       fmt::format("--latency 200us --timeout 10s --save {} --metrics {}",
+                                   dir / "node.npz", dir / "m.jsonl")),
+             dir / "r0");
+  CHECK(r0.wait(20s) == 0);
+  CHECK(r1.wait(5s) == 0);
+  CHECK(r2.wait(5s) == 0);
+  INFO(r0.err() + r1.err() + r2.err());
+  require_same_params(read_npz(dir / "node.npz"), want);
+  // Rank 0 wrote one metrics line per step; the others wrote nothing.
+  const std::string metrics = read_text(dir / "m.jsonl");
+  CHECK(std::count(metrics.begin(), metrics.end(), '\n') == 20);
+  CHECK(r0.out().find("rank 0 of 3 processes") != std::string::npos);
+  CHECK(r1.out().empty());
+}
+
+TEST_CASE("dsgd node with clocks counted per machine (--clock local) trains the same",
+          "[node][cli]") {
+  TempDir dir;
+  const auto want = reference(dir);
+  const uint16_t port = free_port();
+  const std::string flags = "--clock local --latency 1ms --bandwidth 1Gbit --timeout 10s";
+  Process r0(node_args(0, 3, port, flags + " --save " + dir / "node.npz"), dir / "r0");
+  Process r1(node_args(1, 3, port, flags), dir / "r1");
+  Process r2(node_args(2, 3, port, flags), dir / "r2");
+  CHECK(r0.wait(20s) == 0);
+  CHECK(r1.wait(5s) == 0);
+  CHECK(r2.wait(5s) == 0);
+  INFO(r0.err() + r1.err() + r2.err());
+  require_same_params(read_npz(dir / "node.npz"), want);
+  // 20 steps with at least 2 ms of latency per all-reduce (ring: 2(R-1) hops) in model time.
+  CHECK(r0.out().find("model time") != std::string::npos);
+}
+
+TEST_CASE("wrong token, wrong version, garbage and absurd lengths are refused; the run goes on",
+          "[node][cli]") {
+  TempDir dir;
+  const auto want = reference(dir);
+  const uint16_t port = free_port();
+  Process r0(node_args(0, 3, port, "--timeout 15s --save " + dir / "node.npz"), dir / "r0");
+  REQUIRE(!r0.await_err("accepts peers on", 10s).empty());
+
+  // At the rendezvous: each is closed at once, none is let in.
+  const int wrong_token = raw_connect(port);
+  raw_send(wrong_token, hello_bytes("guess"));
+  const int wrong_version = raw_connect(port);
+  raw_send(wrong_version, hello_bytes("sesame", 99));
+  const int junk = raw_connect(port);
+  raw_send(junk, garbage());
+  const int huge = raw_connect(port);
+  std::vector<uint8_t> huge_header = hello_bytes("sesame");
+  huge_header.resize(sim::kFrameHeaderBytes);
+  std::fill(huge_header.begin() + 40, huge_header.end(), 0);
+  huge_header[40 + 3] = 0x40;  // length 1 GiB: refused before anything is read or allocated
+  raw_send(huge, huge_header);
+  for (int fd : {wrong_token, wrong_version, junk, huge}) {
+    CHECK(closed_by_peer(fd, 3s));
+    ::close(fd);
+  }
+  // A whole node with the wrong token is refused and says so.
+  Process stranger(fmt::format("node --rank 1 --world 3 --rendezvous 127.0.0.1:{} --token guess "
+                               "{} --timeout 5s",
+                               port, kTrainFlags),
+                   dir / "stranger");
+  CHECK(stranger.wait(10s) == 3);
+  CHECK(stranger.err().find("refused this node") != std::string::npos);
+
+  // Rank 1's own port gets garbage and a wrong token before rank 2 connects to it.
+  Process r1(node_args(1, 3, port, "--timeout 15s"), dir / "r1");
+  const uint16_t r1_port = accept_port(r1.await_err("accepts peers on", 10s));
+  const int junk1 = raw_connect(r1_port);
+  raw_send(junk1, garbage());
+  const int wrong1 = raw_connect(r1_port);
+  raw_send(wrong1, hello_bytes("guess"));
+  Process r2(node_args(2, 3, port, "--timeout 15s"), dir / "r2");
+
+  CHECK(r0.wait(20s) == 0);
+  CHECK(r1.wait(5s) == 0);
+  CHECK(r2.wait(5s) == 0);
+  CHECK(closed_by_peer(junk1, 1s));
+  CHECK(closed_by_peer(wrong1, 1s));
+  ::close(junk1);
+  ::close(wrong1);
+  const std::string e0 = r0.err(), e1 = r1.err();
+  INFO(e0 + "\n" + e1 + "\n" + r2.err());
+  CHECK(e0.find("rank 0 (rendezvous) refused a connection from 127.0.0.1:") != std::string::npos);
+  CHECK(e0.find("wrong job token") != std::string::npos);
+  CHECK(e0.find("wrong protocol version 99") != std::string::npos);
+  CHECK(e0.find("bad frame magic") != std::string::npos);
+  CHECK(e0.find("over the") != std::string::npos);
+  CHECK(e1.find("rank 1 refused a connection from 127.0.0.1:") != std::string::npos);
+  CHECK(e1.find("bad frame magic") != std::string::npos);
+  CHECK(e1.find("wrong job token") != std::string::npos);
+  require_same_params(read_npz(dir / "node.npz"), want);
+}
+
+TEST_CASE("a rank that never starts makes the others fail within the deadline, naming it",
+          "[node][cli]") {
+  TempDir dir;
+  const uint16_t port = free_port();
+  const auto t0 = std::chrono::steady_clock::now();
+  Process r0(node_args(0, 3, port, "--timeout 3s --save " + dir / "node.npz"), dir / "r0");
+  Process r1(node_args(1, 3, port, "--timeout 3s"), dir / "r1");
+  CHECK(r0.wait(12s) == 3);
+  CHECK(r1.wait(4s) == 3);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string e0 = r0.err(), e1 = r1.err();
+  INFO(e0 + "\n" + e1);
+  CHECK(e0.find("rank 2 did not join the rendezvous") != std::string::npos);
+  CHECK(e1.find("rank 2 did not join the rendezvous") != std::string::npos);
+  CHECK(took >= 2.5);
+  CHECK(took < 8.0);
+  CHECK_FALSE(std::filesystem::exists(dir / "node.npz"));
+}
+
+TEST_CASE("dsgd node refuses to listen beyond loopback unless --listen says so", "[node][cli]") {
+  const auto r = dsgd::test::run_dsgd(fmt::format(
+      "node --rank 0 --world 2 --rendezvous 192.0.2.1:29500 --token t {}", kTrainFlags));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--listen 0.0.0.0") != std::string::npos);
+  const auto bad_rank = dsgd::test::run_dsgd(
+      "node --rank 2 --world 2 --rendezvous 127.0.0.1:29500 --token t --steps 1");
+  CHECK(bad_rank.exit_code == 2);
+  CHECK(bad_rank.err.find("--rank 2") != std::string::npos);
+  const auto switch_topology = dsgd::test::run_dsgd(
+      "node --rank 0 --world 2 --rendezvous 127.0.0.1:29500 --token t --topology switch");
+  CHECK(switch_topology.exit_code == 2);
+  CHECK(switch_topology.err.find("mesh") != std::string::npos);
+}
