@@ -107,8 +107,8 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   s.data = &data;
   SimFlags sim_flags = f.sim;
   if (sim_flags.nodes == -1 && sim_flags.scenario.empty()) sim_flags.nodes = info.default_nodes;
-  // Waiting for Enter must not make a blocked receive pass its deadline.
-  if (f.step && sim_flags.timeout == SimFlags{}.timeout) sim_flags.timeout = "86400s";
+  // Waiting for Enter must not make a blocked receive pass its deadline (at most an hour).
+  if (f.step && sim_flags.timeout == SimFlags{}.timeout) sim_flags.timeout = "3600s";
   sim::ClusterOptions options = build_cluster_options(sim_flags);
   const int world = options.nodes;
   if (world < info.min_nodes || world > info.max_nodes)
