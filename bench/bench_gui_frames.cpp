@@ -1,7 +1,7 @@
 // Frame time of dsgd-gui's dashboard: 32 ranks and 1000 packets in flight (a synthetic
 // event stream), every view drawn each frame, rendered with OpenGL 3 — under Xvfb with
 // Mesa's software renderer when run as
-//   xvfb-run -a -s "-screen 0 1600x900x24" build/.../bench_gui_frames [frames]
+//   xvfb-run -a -s "-screen 0 1600x900x24" build/.../bench_gui_frames [frames] [view] [WxH]
 // Prints the median and 99th percentile of the frame time (snapshot build + ImGui frame +
 // render + glFinish) and of the snapshot build alone. The goal is < 16 ms per frame.
 #include <GLFW/glfw3.h>
@@ -11,10 +11,14 @@
 
 #include <GL/gl.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <ctime>
 #include <vector>
 
 #include "gui/commands.h"
@@ -34,28 +38,54 @@ constexpr int kRanks = 32, kPackets = 1000;
 std::vector<Event> synthetic_events() {
   std::vector<Event> events;
   for (int r = 0; r < kRanks; ++r) {
-    events.push_back({.kind = EventKind::compute_begin, .rank = r, .model_s = 0,
-                      .op = "forward_backward"});
-    events.push_back({.kind = EventKind::compute_end, .rank = r, .model_s = 0.001,
-                      .op = "forward_backward"});
-    events.push_back({.kind = EventKind::collective_begin, .rank = r, .model_s = 0.001,
-                      .op = "all_reduce"});
+    events.push_back(
+        {.kind = EventKind::compute_begin, .rank = r, .model_s = 0, .op = "forward_backward"});
+    events.push_back(
+        {.kind = EventKind::compute_end, .rank = r, .model_s = 0.001, .op = "forward_backward"});
+    events.push_back(
+        {.kind = EventKind::collective_begin, .rank = r, .model_s = 0.001, .op = "all_reduce"});
   }
   for (int i = 0; i < kPackets; ++i) {
     const int src = i % kRanks, dst = (src + 1 + i / kRanks) % kRanks;
     const double send = 0.001 + 0.009 * i / kPackets;
-    events.push_back({.kind = EventKind::send_begin, .rank = src, .peer = dst,
+    events.push_back({.kind = EventKind::send_begin,
+                      .rank = src,
+                      .peer = dst,
                       .tag = collective_tag::kAllReduceRing,
-                      .bytes = 1024u << (i % 10), .model_s = send, .preview_count = 2,
+                      .bytes = 1024u << (i % 10),
+                      .model_s = send,
+                      .preview_count = 2,
                       .preview = {0.5f, -1.25f}});
   }
   for (int i = 0; i < kPackets; ++i) {
     const int src = i % kRanks, dst = (src + 1 + i / kRanks) % kRanks;
     const double send = 0.001 + 0.009 * i / kPackets;
-    events.push_back({.kind = EventKind::recv_end, .rank = dst, .peer = src,
-                      .tag = collective_tag::kAllReduceRing, .model_s = send + 0.0102});
+    events.push_back({.kind = EventKind::recv_end,
+                      .rank = dst,
+                      .peer = src,
+                      .tag = collective_tag::kAllReduceRing,
+                      .model_s = send + 0.0102});
   }
   return events;
+}
+
+// CPU seconds used by the whole process (every llvmpipe thread included): what a frame costs
+// when the machine is shared and wall time mostly measures waiting for a core.
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::string load_average() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  char text[64] = "?";
+  if (f) {
+    if (!std::fgets(text, sizeof text, f)) text[0] = 0;
+    std::fclose(f);
+  }
+  std::string s(text);
+  return s.substr(0, s.find(' '));
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -67,13 +97,23 @@ double percentile(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
   const int frames = argc > 1 ? std::max(10, std::atoi(argv[1])) : 300;
+  // Optional: one view only ("topology", ...), to see where the time goes.
+  const View only = argc > 2 ? parse_view(argv[2]).value_or(View::all) : View::all;
+  int width = 1600, height = 900;  // optional third argument: WIDTHxHEIGHT
+  if (argc > 3 && std::sscanf(argv[3], "%dx%d", &width, &height) != 2) {
+    std::fprintf(stderr, "usage: bench_gui_frames [frames] [view] [WIDTHxHEIGHT]\n");
+    return 2;
+  }
+  // As dsgd-gui does: keep Mesa's per-frame buffers in the heap instead of fresh mmaps.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (!glfwInit()) {
     std::fprintf(stderr, "bench_gui_frames: no display; run under xvfb-run\n");
     return 1;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-  GLFWwindow* window = glfwCreateWindow(1600, 900, "bench_gui_frames", nullptr, nullptr);
+  GLFWwindow* window = glfwCreateWindow(width, height, "bench_gui_frames", nullptr, nullptr);
   if (!window) {
     std::fprintf(stderr, "bench_gui_frames: cannot create an OpenGL 3 window\n");
     return 1;
@@ -83,17 +123,20 @@ int main(int argc, char** argv) {
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
   apply_theme(Theme::dark, 1.0f);
-  load_fonts(default_cjk_font(), 1.0f);
+  ImVector<ImWchar> glyph_ranges;
+  load_fonts(default_cjk_font(), 1.0f, glyph_ranges);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 
   const std::vector<Event> events = synthetic_events();
   SnapshotInputs inputs{.world = kRanks, .time_base = TimeBase::model};
-  std::vector<double> frame_ms, build_ms;
+  std::vector<double> frame_ms, cpu_ms, build_ms, imgui_ms;
+  int vertices = 0;
   size_t in_flight = 0;
   Commands commands;
   for (int f = 0; f < frames + 10; ++f) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = process_cpu_s();
     glfwPollEvents();
     inputs.now_s = 0.0100 + 0.001 * (f % 100) / 100.0;  // every packet in flight, moving
     Snapshot s = build_snapshot(events, inputs);
@@ -102,8 +145,9 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    draw_dashboard(s, commands, View::all, true);
+    draw_dashboard(s, commands, only, true);
     ImGui::Render();
+    const auto t_imgui = std::chrono::steady_clock::now();
     int w, h;
     glfwGetFramebufferSize(window, &w, &h);
     glViewport(0, 0, w, h);
@@ -116,16 +160,24 @@ int main(int argc, char** argv) {
     const auto t2 = std::chrono::steady_clock::now();
     if (f >= 10) {  // warm-up: font atlas upload, first allocations
       frame_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      cpu_ms.push_back((process_cpu_s() - cpu0) * 1e3);
       build_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      imgui_ms.push_back(std::chrono::duration<double, std::milli>(t_imgui - t1).count());
+      vertices = ImGui::GetDrawData()->TotalVtxCount;
       in_flight = s.in_flight.size();
     }
   }
-  std::printf("bench_gui_frames: %d ranks, %zu packets in flight, %d frames, renderer %s\n",
-              kRanks, in_flight, frames, reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
+  std::printf("bench_gui_frames: %d ranks, %zu packets in flight, %d frames at %dx%d, %s\n", kRanks,
+              in_flight, frames, width, height,
+              reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
   std::printf("  frame time     median %.2f ms   p99 %.2f ms   (goal < 16 ms)\n",
               percentile(frame_ms, 0.5), percentile(frame_ms, 0.99));
+  std::printf("  CPU per frame  median %.2f ms   p99 %.2f ms   (all threads; load %s)\n",
+              percentile(cpu_ms, 0.5), percentile(cpu_ms, 0.99), load_average().c_str());
   std::printf("  snapshot build median %.2f ms   p99 %.2f ms\n", percentile(build_ms, 0.5),
               percentile(build_ms, 0.99));
+  std::printf("  ImGui frame    median %.2f ms   p99 %.2f ms   (%d vertices; the rest is GL)\n",
+              percentile(imgui_ms, 0.5), percentile(imgui_ms, 0.99), vertices);
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

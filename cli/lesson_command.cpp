@@ -6,8 +6,12 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <list>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -56,14 +60,15 @@ class Output {
 int list_lessons(Lang lang) {
   const bool zh = lang == Lang::zh;
   put_text(zh ? "课程（dsgd lesson N [--step] [--lang zh]）：\n"
-           : "Lessons (dsgd lesson N [--step] [--lang en|zh]):\n");
+              : "Lessons (dsgd lesson N [--step] [--lang en|zh]):\n");
   for (const LessonInfo& info : lessons::lesson_catalog()) {
     const LessonText text = lessons::load_lesson_text(info, lang);
     const std::string ranks =
         zh ? fmt::format("{} 个秩", info.default_nodes)
            : fmt::format("{} rank{}", info.default_nodes, info.default_nodes == 1 ? "" : "s");
-    put_text(fmt::format("  {:>2}  {}  ({}{})\n", info.number, text.title, ranks,
-                      info.has_exercise ? (zh ? "，含练习 --check" : ", exercise: --check") : ""));
+    put_text(
+        fmt::format("  {:>2}  {}  ({}{})\n", info.number, text.title, ranks,
+                    info.has_exercise ? (zh ? "，含练习 --check" : ", exercise: --check") : ""));
   }
   return kExitOk;
 }
@@ -93,9 +98,63 @@ std::string header(const LessonText& text, int world, Lang lang, bool step) {
 std::string footer(const Recorder& recorder, int world, Lang lang) {
   auto [messages, bytes] = recorder.totals(world);
   return lang == Lang::zh ? fmt::format("—— 本课结束：共 {} 条消息，{} 字节 ——\n", messages, bytes)
-                          : fmt::format("-- end of lesson: {} message{}, {} bytes --\n",
-                                        messages, messages == 1 ? "" : "s", bytes);
+                          : fmt::format("-- end of lesson: {} message{}, {} bytes --\n", messages,
+                                        messages == 1 ? "" : "s", bytes);
 }
+
+// --step output. Ranks record their items (live, from their threads) into a queue; this
+// thread prints a message line when the step gate delivers the message, and the queued
+// items in order, holding each rank's items that follow a receive whose message has not
+// been shown yet: the receiver's output never comes before the message it got.
+class StepPrinter {
+ public:
+  StepPrinter(Output& out, const LessonText& text) : out_(out), text_(text) {}
+
+  void record(int rank, const LogItem& item) {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({rank, item});
+  }
+  // A message was delivered: later items of its receiver may now be printed.
+  void delivered(int source, int dest, int tag) { ++delivered_[{source, dest, tag}]; }
+  // Prints what can be printed (with `all`, everything left).
+  void drain(bool all) {
+    std::lock_guard lock(mutex_);
+    std::set<int> held;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      const int rank = it->first;
+      const LogItem& item = it->second;
+      if (!all && held.count(rank)) {
+        ++it;
+        continue;
+      }
+      if (item.kind == LogItem::Kind::recv && item.peer != rank) {
+        const std::tuple key{item.peer, rank, item.tag};
+        if (!all && received_[key] >= delivered_[key]) {
+          held.insert(rank);
+          ++it;
+          continue;
+        }
+        ++received_[key];
+      } else if (item.kind == LogItem::Kind::section && rank == 0 && !item.text.empty()) {
+        out_.blank_line();
+        out_.put(text_.section(item.text) + "\n\n");
+      } else if (item.kind == LogItem::Kind::say) {
+        out_.put(item.text + "\n");
+      } else if (item.kind == LogItem::Kind::print) {
+        out_.put(fmt::format("[rank {}] {}\n", rank, item.text));
+      }
+      it = queue_.erase(it);
+    }
+  }
+
+ private:
+  using Key = std::tuple<int, int, int>;  // (source, dest, tag)
+  Output& out_;
+  const LessonText& text_;
+  std::mutex mutex_;
+  std::list<std::pair<int, LogItem>> queue_;
+  std::map<Key, uint64_t> delivered_, received_;  // this thread only
+};
 
 // Simulated nodes. The lesson runs in a thread of its own while this thread prints: in
 // --auto mode the merged transcript as each section completes, in --step mode the output
@@ -105,6 +164,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   lessons::LessonSettings s = settings;
   lessons::DataCache data;
   s.data = &data;
+  s.sync_sections = f.step;
   SimFlags sim_flags = f.sim;
   if (sim_flags.nodes == -1 && sim_flags.scenario.empty()) sim_flags.nodes = info.default_nodes;
   // Waiting for Enter must not make a blocked receive pass its deadline (at most an hour).
@@ -112,8 +172,8 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   sim::ClusterOptions options = build_cluster_options(sim_flags);
   const int world = options.nodes;
   if (world < info.min_nodes || world > info.max_nodes)
-    throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world,
-                                 info.number, info.min_nodes, info.max_nodes));
+    throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world, info.number,
+                                 info.min_nodes, info.max_nodes));
   Recorder recorder;
   sim::SimControl control;
   options.events = &recorder;
@@ -121,21 +181,11 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   const Lang lang = s.lang;
   auto section_text = [&](const std::string& id) { return text.section(id); };
 
-  std::mutex out_mutex;
   Output out;
+  StepPrinter printer(out, text);
   if (f.step) {
     control.set_step_mode(true);
-    recorder.set_live([&](int rank, const LogItem& item) {
-      std::lock_guard lock(out_mutex);
-      if (item.kind == LogItem::Kind::section && rank == 0 && !item.text.empty()) {
-        out.blank_line();
-        out.put(text.section(item.text) + "\n\n");
-      }
-      else if (item.kind == LogItem::Kind::say)
-        out.put(item.text + "\n");
-      else if (item.kind == LogItem::Kind::print)
-        out.put(fmt::format("[rank {}] {}\n", rank, item.text));
-    });
+    recorder.set_live([&](int rank, const LogItem& item) { printer.record(rank, item); });
   }
   out.put(header(text, world, lang, f.step));
 
@@ -155,12 +205,19 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
     bool interactive = true;
     while (!finished.load()) {
       auto m = control.step(std::chrono::milliseconds(50));
-      if (!m || !recorder.shows_messages(m->source)) continue;
-      {
-        std::lock_guard lock(out_mutex);
-        out.put("  " + lessons::message_line(m->source, m->dest, m->tag, m->count * sizeof(float),
-                                           m->preview) +
-              "\n");
+      printer.drain(false);
+      if (!m) continue;
+      printer.delivered(m->source, m->dest, m->tag);
+      if (m->tag == lessons::kSectionTag || !recorder.take_shown(m->source, m->dest, m->tag))
+        continue;
+      out.put(
+          "  " +
+          lessons::message_line(m->source, m->dest, m->tag, m->count * sizeof(float), m->preview) +
+          "\n");
+      // Let the receiver react before waiting for Enter, so that its output shows now.
+      for (int i = 0; i < 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        printer.drain(false);
       }
       if (interactive) {
         std::string line;
@@ -174,7 +231,11 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
     }
   }
   runner.join();
-  if (!f.step) out.put(recorder.take_ready(world, true, section_text));
+  if (f.step) {
+    printer.drain(true);
+  } else {
+    out.put(recorder.take_ready(world, true, section_text));
+  }
   if (failure) std::rethrow_exception(failure);
   out.blank_line();
   out.put(footer(recorder, world, lang));
@@ -205,7 +266,8 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   if (!rank0) return;
   Output out;
   out.put(header(text, world, settings.lang, false));
-  out.put(recorder.take_ready(world, true, [&](const std::string& id) { return text.section(id); }));
+  out.put(
+      recorder.take_ready(world, true, [&](const std::string& id) { return text.section(id); }));
   out.blank_line();
   out.put(footer(recorder, world, settings.lang));
 }

@@ -39,7 +39,8 @@ void add_node_command(CLI::App& app, NodeFlags& f) {
   n->add_option("--rendezvous", f.rendezvous,
                 "HOST:PORT where rank 0 listens for the others (an IPv4 address)")
       ->required();
-  n->add_option("--token", f.token, "Job token every node must present (or DSGD_TOKEN)")
+  n->add_option("--token", f.token,
+                "Job token every node must present (DSGD_TOKEN keeps it out of ps)")
       ->envname("DSGD_TOKEN")
       ->required();
   n->add_option("--listen", f.listen,

@@ -1,7 +1,11 @@
 // `dsgd node`: one simulated node as its own process. Rank 0 hosts the rendezvous; the
 // nodes then connect to each other over the same socket transport as `dsgd train`'s
 // threads and train exactly as it does (the train flags apply); rank 0 writes the outputs.
-// Not a process launcher: start one `dsgd node` per rank yourself (shell, ssh, a script).
+// Not a process launcher: start one `dsgd node` per rank yourself (shell, ssh, a script):
+//   dsgd node --rank R --world N --rendezvous 127.0.0.1:29500 --token T [train flags]
+// Limits: links are mesh links (each process models its own); on several machines the
+// network clocks differ, so a message is visible its modelled delay after its bytes arrive
+// (the real transfer time then counts twice), and --crash at a time is per machine.
 #pragma once
 
 #include <string>

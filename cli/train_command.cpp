@@ -1,10 +1,7 @@
 #include "cli/train_command.h"
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <mutex>
 
@@ -12,6 +9,7 @@
 
 #include "cli/backend.h"
 #include "cli/progress.h"
+#include "cli/train_run.h"
 #include "core/errors.h"
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
@@ -25,41 +23,6 @@
 
 namespace dsgd::cli {
 namespace {
-
-// Refuses at start-up an output path whose directory does not exist, so a long run does
-// not fail at its very end.
-void check_output_path(const std::string& path, const char* flag) {
-  if (path.empty()) return;
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(fmt::format("{} {}: directory '{}' does not exist; create it first", flag,
-                                 path, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(
-        fmt::format("{} {}: directory '{}' is not writable", flag, path, dir.string()));
-  if (std::filesystem::is_directory(p, ec))
-    throw UsageError(fmt::format("{} {}: is a directory; give a file name", flag, path));
-}
-
-TrainConfig build_config(const TrainFlags& f) {
-  TrainConfig c;
-  c.model = ModelSpec::parse(f.model);
-  c.global_batch = f.batch;
-  c.sgd = {.lr = static_cast<float>(f.lr),
-           .momentum = static_cast<float>(f.momentum),
-           .weight_decay = static_cast<float>(f.weight_decay),
-           .nesterov = f.nesterov};
-  if (f.steps > 0 && f.epochs > 0) throw UsageError("give --steps or --epochs, not both");
-  c.steps = f.steps;
-  c.epochs = f.steps > 0 ? 0 : (f.epochs > 0 ? f.epochs : 5);
-  c.seed = f.seed;
-  c.shuffle = !f.no_shuffle;
-  c.allreduce = parse_algorithm(f.allreduce);
-  c.eval_every = f.eval_every;
-  return c;
-}
 
 void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& config,
                    const TrainResult& r, const sim::ClusterOptions& options, double total_s) {
@@ -84,17 +47,18 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
     fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
                to_string(config.allreduce));
     if (r.model_s >= 0)
-      fmt::print("  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
-                 "nodes)\n",
-                 r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), options.node.gflops);
+      fmt::print(
+          "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
+          "nodes)\n",
+          r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), options.node.gflops);
   }
 }
 
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainFlags& f) {
-  add_train_options(*app.add_subcommand("train", "Train a model with data-parallel synchronous SGD"),
-                    f);
+  add_train_options(
+      *app.add_subcommand("train", "Train a model with data-parallel synchronous SGD"), f);
 }
 
 void add_train_options(CLI::App& command, TrainFlags& f) {
@@ -126,33 +90,14 @@ void add_train_options(CLI::App& command, TrainFlags& f) {
 
 int run_train(const TrainFlags& f) {
   const Clock::time_point start = Clock::now();
-  if (f.device != "cpu")
-    throw UsageError(
-        fmt::format("--device {}: this dsgd was built without CUDA; use --device cpu", f.device));
-  if (!(f.lr > 0) || !std::isfinite(f.lr))
-    throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
   sim::ClusterOptions options = build_cluster_options(f.sim);
   if (f.backend == "mpi") check_mpi_flags(f.sim);
-  TrainConfig config = build_config(f);
-  check_output_path(f.save, "--save");
-  check_output_path(f.metrics, "--metrics");
-  check_output_path(f.trace, "--trace");
-
   set_blas_threads(1);  // every node is a thread already
-  // linear is a regression model (MSE) on data that have targets (synthetic, CSV); on
-  // image data it regresses one-hot labels, a classic first exercise.
-  const bool regression =
-      uses_mse(config.model) && (f.data.rfind("csv", 0) == 0 || f.data.rfind("synthetic", 0) == 0);
-  const Dataset data =
-      load_dataset(f.data, {.task = regression ? Task::regression : Task::classification});
-  validate(config, data);
-  std::vector<NamedTensor> init;
-  if (!f.init.empty()) {
-    init = read_npz(f.init);
-    // Check names and shapes now, with a clear message, before any node starts.
-    Mlp probe = Mlp::from_spec(config.model, data.features, model_outputs(config.model, data));
-    probe.load_state(init, "--init " + f.init);
-  }
+  // Flags, data and --init, checked before any node starts (shared with dsgd node).
+  const TrainInputs inputs = load_train_inputs(f);
+  const TrainConfig& config = inputs.config;
+  const Dataset& data = inputs.data;
+  const std::vector<NamedTensor>& init = inputs.init;
   std::unique_ptr<MetricsWriter> metrics;
   if (!f.metrics.empty()) metrics = std::make_unique<MetricsWriter>(f.metrics);
   Progress progress(total_steps(config, data), f.quiet);
@@ -167,17 +112,20 @@ int run_train(const TrainFlags& f) {
                          .data_hash = dataset_fingerprint(data),
                          .nodes = f.sim.nodes};
   try {
-    hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
-      if (f.backend == "mpi") mpi_rank = comm.rank();
-      TrainHooks hooks;
-      if (comm.rank() == 0)
-        hooks.on_step = [&](const StepMetrics& m) {
-          if (metrics) metrics->write(m);
-          progress.update(m);
-        };
-      TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
-      if (comm.rank() == 0) result = std::move(r);
-    }, checks);
+    hosts_rank0 = run_on_backend(
+        f.backend, options,
+        [&](Communicator& comm) {
+          if (f.backend == "mpi") mpi_rank = comm.rank();
+          TrainHooks hooks;
+          if (comm.rank() == 0)
+            hooks.on_step = [&](const StepMetrics& m) {
+              if (metrics) metrics->write(m);
+              progress.update(m);
+            };
+          TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
+          if (comm.rank() == 0) result = std::move(r);
+        },
+        checks);
   } catch (...) {
     progress.finish();
     // A trace of a failed run is what explains it: write what there is.

@@ -61,7 +61,8 @@ void GuiApp::apply(Commands& commands) {
     if (replay_) {  // the simulation commands steer the replay's cursor instead
       if (c.kind == CommandKind::play) replay_playing_ = true;
       if (c.kind == CommandKind::pause) replay_playing_ = false;
-      if (c.kind == CommandKind::set_speed) replay_speed_ = c.value * (replay_->end_s() - replay_->begin_s()) / 20;
+      if (c.kind == CommandKind::set_speed)
+        replay_speed_ = c.value * (replay_->end_s() - replay_->begin_s()) / 20;
       if (c.kind == CommandKind::restart) start_live(c.settings);
       continue;
     }

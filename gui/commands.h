@@ -14,17 +14,17 @@ namespace dsgd::gui {
 
 enum class CommandKind {
   // simulation
-  play,             // resume (and leave step mode)
+  play,  // resume (and leave step mode)
   pause,
-  set_speed,        // value
-  set_step_mode,    // flag
-  step_message,     // deliver one held message (step mode)
-  step_training,    // run until the next training step ends, then pause
-  restart,          // settings
+  set_speed,      // value
+  set_step_mode,  // flag
+  step_message,   // deliver one held message (step mode)
+  step_training,  // run until the next training step ends, then pause
+  restart,        // settings
   // replay and views
-  seek,             // value: the time cursor (replay), in the snapshot's time base
-  select_message,   // index (-1: none)
-  set_view,         // view
+  seek,            // value: the time cursor (replay), in the snapshot's time base
+  select_message,  // index (-1: none)
+  set_view,        // view
 };
 
 struct Command {

@@ -74,7 +74,9 @@ Vec2 packet_position(Vec2 src, Vec2 dst, double progress, float offset) {
 }
 
 namespace {
-int mod(int a, int n) { return ((a % n) + n) % n; }
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
 }  // namespace
 
 int ring_send_chunk(int world, int rank, int m) {
@@ -88,8 +90,8 @@ int ring_contributions(int world, int rank, int c, int k) {
   const int j = mod(rank - c, world);  // chunk c is j steps to the left of rank's own
   const int scattered = std::min(k, world - 1);
   const int gathered = std::max(0, k - (world - 1));
-  if (j < gathered) return world;               // overwritten by a complete chunk
-  if (j >= 1 && j <= scattered) return j + 1;   // ranks rank, rank-1, ..., rank-j
+  if (j < gathered) return world;              // overwritten by a complete chunk
+  if (j >= 1 && j <= scattered) return j + 1;  // ranks rank, rank-1, ..., rank-j
   return 1;
 }
 
@@ -98,7 +100,9 @@ int ring_send_contributions(int world, int rank, int m) {
   return m < world - 1 ? m + 1 : world;
 }
 
-float demo_value(int rank, int i) { return static_cast<float>(1 + (rank * 3 + i * 5) % 7); }
+float demo_value(int rank, int i) {
+  return static_cast<float>(1 + (rank * 3 + i * 5) % 7);
+}
 
 float demo_partial_sum(int world, int rank, int i, int contributions) {
   float sum = 0;
@@ -109,18 +113,30 @@ float demo_partial_sum(int world, int rank, int i, int contributions) {
 
 const char* op_for_tag(int tag) {
   switch (tag - kCollectiveTagBase) {
-    case 1: return "broadcast";
-    case 2: return "reduce";
-    case 3: return "all_reduce naive";
-    case 4: return "all_reduce ring";
-    case 5: return "barrier";
-    case 6: return "all_reduce tree";
-    case 7: return "all_reduce halving_doubling";
-    case 8: return "gather";
-    case 9: return "scatter";
-    case 10: return "all_gather";
-    case 11: return "reduce_scatter";
-    default: return tag >= kCollectiveTagBase ? "collective" : "p2p";
+    case 1:
+      return "broadcast";
+    case 2:
+      return "reduce";
+    case 3:
+      return "all_reduce naive";
+    case 4:
+      return "all_reduce ring";
+    case 5:
+      return "barrier";
+    case 6:
+      return "all_reduce tree";
+    case 7:
+      return "all_reduce halving_doubling";
+    case 8:
+      return "gather";
+    case 9:
+      return "scatter";
+    case 10:
+      return "all_gather";
+    case 11:
+      return "reduce_scatter";
+    default:
+      return tag >= kCollectiveTagBase ? "collective" : "p2p";
   }
 }
 
@@ -184,12 +200,18 @@ PlotScale fit_scale(const std::vector<double>& values, bool log) {
 Rect view_rect(View view, View only, float w, float h) {
   if (only != View::all) return {0, 0, w, h};
   switch (view) {
-    case View::controls: return {0, 0, 0.22f * w, h};
-    case View::topology: return {0.22f * w, 0, 0.61f * w, 0.6f * h};
-    case View::convergence: return {0.61f * w, 0, w, 0.34f * h};
-    case View::gradients: return {0.61f * w, 0.34f * h, w, 0.6f * h};
-    case View::timeline: return {0.22f * w, 0.6f * h, w, h};
-    case View::all: break;
+    case View::controls:
+      return {0, 0, 0.22f * w, h};
+    case View::topology:
+      return {0.22f * w, 0, 0.61f * w, 0.6f * h};
+    case View::convergence:
+      return {0.61f * w, 0, w, 0.34f * h};
+    case View::gradients:
+      return {0.61f * w, 0.34f * h, w, 0.6f * h};
+    case View::timeline:
+      return {0.22f * w, 0.6f * h, w, h};
+    case View::all:
+      break;
   }
   return {0, 0, w, h};
 }

@@ -20,7 +20,8 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
   app.add_option("--mode", mode, "train | allreduce (the all_reduce demo)");
   app.add_option("--nodes", o.sim.nodes, "Simulated nodes (default 4)");
-  app.add_option("--algorithm", algorithm, "all_reduce algorithm: ring | naive | tree | halving_doubling");
+  app.add_option("--algorithm", algorithm,
+                 "all_reduce algorithm: ring | naive | tree | halving_doubling");
   app.add_option("--latency", latency, "One-way link latency, e.g. 2ms");
   app.add_option("--bandwidth", bandwidth, "Link bandwidth, e.g. 1Gbit");
   app.add_option("--jitter", jitter, "Extra one-way delay, e.g. 200us");
@@ -38,6 +39,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   app.add_option("--theme", theme, "dark | light | projector");
   app.add_option("--scale", o.view_settings.ui_scale, "UI scale (projector: 1.5 to 2)");
   app.add_option("--font", o.font, "Font file with CJK glyphs");
+  app.add_flag("--chinese", o.view_settings.chinese, "Window titles in Simplified Chinese too");
   app.add_option("--width", o.width, "Window width");
   app.add_option("--height", o.height, "Window height");
   app.add_flag("--headless", o.headless, "Render --frames frames and write --screenshot");
@@ -56,18 +58,26 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("dsgd-gui: {}; see dsgd-gui --help", e.what()));
   }
 
-  if (mode == "train") o.sim.mode = RunMode::train;
-  else if (mode == "allreduce" || mode == "all_reduce") o.sim.mode = RunMode::allreduce_demo;
-  else throw UsageError(fmt::format("--mode {}: use train or allreduce", mode));
+  if (mode == "train")
+    o.sim.mode = RunMode::train;
+  else if (mode == "allreduce" || mode == "all_reduce")
+    o.sim.mode = RunMode::allreduce_demo;
+  else
+    throw UsageError(fmt::format("--mode {}: use train or allreduce", mode));
   o.sim.algorithm = parse_algorithm(algorithm);
-  if (auto v = parse_view(view)) o.view = *v;
+  if (auto v = parse_view(view))
+    o.view = *v;
   else
     throw UsageError(fmt::format(
         "--view {}: use all, topology, convergence, timeline, gradients or controls", view));
-  if (theme == "dark") o.view_settings.theme = Theme::dark;
-  else if (theme == "light") o.view_settings.theme = Theme::light;
-  else if (theme == "projector") o.view_settings.theme = Theme::projector;
-  else throw UsageError(fmt::format("--theme {}: use dark, light or projector", theme));
+  if (theme == "dark")
+    o.view_settings.theme = Theme::dark;
+  else if (theme == "light")
+    o.view_settings.theme = Theme::light;
+  else if (theme == "projector")
+    o.view_settings.theme = Theme::projector;
+  else
+    throw UsageError(fmt::format("--theme {}: use dark, light or projector", theme));
   if (o.view_settings.theme == Theme::projector && o.view_settings.ui_scale == 1.0f)
     o.view_settings.ui_scale = 1.75f;
   if (o.view_settings.ui_scale < 0.5f || o.view_settings.ui_scale > 4.0f)

@@ -24,10 +24,10 @@ struct GuiOptions {
   bool headless = false;
   int frames = 60;
   std::string screenshot;
-  int64_t min_steps = 0;       // headless: before the last frame wait for this many steps
-  int step_messages = 0;       // headless: deliver this many messages in step mode first
-  double seek = -1;            // replay: put the cursor at this fraction (0..1) and pause
-  double timeout_s = 120;      // headless: give up waiting for min_steps after this
+  int64_t min_steps = 0;   // headless: before the last frame wait for this many steps
+  int step_messages = 0;   // headless: deliver this many messages in step mode first
+  double seek = -1;        // replay: put the cursor at this fraction (0..1) and pause
+  double timeout_s = 120;  // headless: give up waiting for min_steps after this
 };
 
 // UsageError naming the flag for bad values; the help text for -h is thrown as HelpRequested.

@@ -11,7 +11,7 @@ namespace dsgd::gui {
 
 struct Image {
   int width = 0, height = 0;
-  std::vector<uint8_t> rgb;  // (height, width, 3), top row first
+  std::vector<uint8_t> rgb;            // (height, width, 3), top row first
   uint32_t pixel(int x, int y) const;  // 0xRRGGBB
 };
 

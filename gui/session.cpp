@@ -130,8 +130,7 @@ void SimSession::Run::train_body(sim::ClusterOptions& options) {
     TrainHooks hooks;
     hooks.on_step = [&](const StepMetrics& m) {
       if (comm.rank() == 0) {
-        CurvePoint p{.step = m.step, .model_s = comm.model_s(), .wall_s = m.wall_s,
-                     .loss = m.loss};
+        CurvePoint p{.step = m.step, .model_s = comm.model_s(), .wall_s = m.wall_s, .loss = m.loss};
         if (m.train_accuracy) p.train_accuracy = *m.train_accuracy;
         if (m.test_accuracy) p.test_accuracy = *m.test_accuracy;
         {
@@ -173,8 +172,10 @@ void SimSession::Run::body() {
     sim::ClusterOptions options = cluster_options(settings);
     options.events = &recorder;
     options.control = &control;
-    if (settings.mode == RunMode::train) train_body(options);
-    else demo_body(options);
+    if (settings.mode == RunMode::train)
+      train_body(options);
+    else
+      demo_body(options);
   } catch (const StopRun&) {
   } catch (const std::exception& e) {
     if (!stop) {
@@ -190,7 +191,9 @@ void SimSession::Run::body() {
 // ---------------------------------------------------------------------------------------
 
 SimSession::SimSession(SessionLimits limits) : limits_(limits) {}
-SimSession::~SimSession() { stop(); }
+SimSession::~SimSession() {
+  stop();
+}
 
 void SimSession::start(const SimSettings& settings) {
   if (settings.nodes < 1 || settings.nodes > sim::kMaxNodes)
@@ -279,8 +282,12 @@ void SimSession::poll() {
   if (run_->control.step(std::chrono::milliseconds(2))) --pending_message_steps_;
 }
 
-int64_t SimSession::step() const { return run_ ? run_->steps_done.load() : 0; }
-bool SimSession::running() const { return run_ && !run_->finished; }
+int64_t SimSession::step() const {
+  return run_ ? run_->steps_done.load() : 0;
+}
+bool SimSession::running() const {
+  return run_ && !run_->finished;
+}
 std::string SimSession::error() const {
   if (!run_) return {};
   std::lock_guard lock(run_->mutex);
@@ -297,8 +304,10 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
     return s;
   }
   const SimSettings& set = run_->settings;
-  SnapshotInputs in{.world = set.nodes, .time_base = TimeBase::wall,
-                    .now_s = run_->control.clock().now_s(), .links = run_->links,
+  SnapshotInputs in{.world = set.nodes,
+                    .time_base = TimeBase::wall,
+                    .now_s = run_->control.clock().now_s(),
+                    .links = run_->links,
                     .algorithm = set.algorithm};
   in.stragglers.assign(set.nodes, 1.0);
   in.crash_steps.assign(set.nodes, 0);

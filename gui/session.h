@@ -66,8 +66,8 @@ class SimSession {
   // What the views draw, from the run's recent events and state.
   Snapshot snapshot(const ViewSettings& view) const;
   const SimSettings& settings() const { return settings_; }
-  int64_t step() const;     // training steps (or demo rounds) completed
-  bool running() const;     // the run's thread has not finished
+  int64_t step() const;  // training steps (or demo rounds) completed
+  bool running() const;  // the run's thread has not finished
   std::string error() const;
 
  private:

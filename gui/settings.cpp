@@ -19,22 +19,32 @@ std::string describe(const SimSettings& s) {
 
 const char* to_string(Layout layout) {
   switch (layout) {
-    case Layout::automatic: return "auto";
-    case Layout::ring: return "ring";
-    case Layout::star: return "star";
-    case Layout::grid: return "grid";
+    case Layout::automatic:
+      return "auto";
+    case Layout::ring:
+      return "ring";
+    case Layout::star:
+      return "star";
+    case Layout::grid:
+      return "grid";
   }
   return "?";
 }
 
 const char* to_string(View view) {
   switch (view) {
-    case View::all: return "all";
-    case View::topology: return "topology";
-    case View::convergence: return "convergence";
-    case View::timeline: return "timeline";
-    case View::gradients: return "gradients";
-    case View::controls: return "controls";
+    case View::all:
+      return "all";
+    case View::topology:
+      return "topology";
+    case View::convergence:
+      return "convergence";
+    case View::timeline:
+      return "timeline";
+    case View::gradients:
+      return "gradients";
+    case View::controls:
+      return "controls";
   }
   return "?";
 }

@@ -31,14 +31,14 @@ struct SimSettings {
   std::string model = "mlp:32";
   std::string data = "synthetic";
   float lr = 0.1f;
-  int64_t batch = 256;  // global
-  int64_t steps = 300;  // training steps, or all_reduce rounds in the demo
+  int64_t batch = 256;    // global
+  int64_t steps = 300;    // training steps, or all_reduce rounds in the demo
   int demo_elements = 0;  // floats per rank in the demo; 0 = 2 per rank
   double speed = 1.0;     // network clock speed (0.001 .. 1000)
   bool step_mode = false;
   uint64_t seed = 0;
   std::optional<sim::Scenario> scenario;  // its network and faults replace the link fields
-  std::string scenario_name;               // for labels
+  std::string scenario_name;              // for labels
 };
 
 // A short label for curves and the title bar: "ring, 4 nodes, 2 ms, 1 Gbit/s".
@@ -56,10 +56,10 @@ enum class Theme { dark, light, projector };
 struct ViewSettings {
   Layout layout = Layout::automatic;
   bool log_loss = false;
-  bool loss_vs_time = false;           // x axis: model time instead of step
-  double timeline_span_s = 0;          // visible width of the timeline; 0 = everything
-  double timeline_end_s = 0;           // right edge when zoomed; 0 = follow now
-  int selected_message = -1;           // index into Snapshot::messages
+  bool loss_vs_time = false;   // x axis: model time instead of step
+  double timeline_span_s = 0;  // visible width of the timeline; 0 = everything
+  double timeline_end_s = 0;   // right edge when zoomed; 0 = follow now
+  int selected_message = -1;   // index into Snapshot::messages
   Theme theme = Theme::dark;
   float ui_scale = 1.0f;
   bool chinese = false;  // window titles and captions in Simplified Chinese

@@ -36,7 +36,9 @@ struct RankWalk {
   bool saw_all_reduce = false;
 };
 
-bool is_ring_tag(int tag) { return tag == collective_tag::kAllReduceRing; }
+bool is_ring_tag(int tag) {
+  return tag == collective_tag::kAllReduceRing;
+}
 
 }  // namespace
 
@@ -121,8 +123,13 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
       case EventKind::send_begin: {
         const MessageKey key{e.rank, e.peer, e.tag};
         std::vector<int>& ks = sent[key];
-        MessageView m{.src = e.rank, .dst = e.peer, .tag = e.tag, .k = ks.size(),
-                      .bytes = e.bytes, .op = op_for_tag(e.tag), .send_s = t};
+        MessageView m{.src = e.rank,
+                      .dst = e.peer,
+                      .tag = e.tag,
+                      .k = ks.size(),
+                      .bytes = e.bytes,
+                      .op = op_for_tag(e.tag),
+                      .send_s = t};
         m.arrive_s = t + transfer_estimate_s(s, e.rank, e.peer, e.bytes);
         m.preview_count = std::min<uint8_t>(e.preview_count, 4);
         std::copy_n(e.preview.begin(), 4, m.preview);
@@ -146,8 +153,8 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
       case EventKind::compute_end:
         for (size_t i = w.computes.size(); i-- > 0;)
           if (std::strcmp(w.computes[i].first, e.op) == 0) {
-            s.slices.push_back({e.rank, Lane::compute, w.computes[i].first,
-                                w.computes[i].second, t, false});
+            s.slices.push_back(
+                {e.rank, Lane::compute, w.computes[i].first, w.computes[i].second, t, false});
             w.computes.erase(w.computes.begin() + static_cast<std::ptrdiff_t>(i));
             break;
           }
@@ -164,8 +171,8 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
       case EventKind::collective_end:
         for (size_t i = w.collectives.size(); i-- > 0;)
           if (std::strcmp(w.collectives[i].first, e.op) == 0) {
-            s.slices.push_back({e.rank, Lane::comm, w.collectives[i].first,
-                                w.collectives[i].second, t, false});
+            s.slices.push_back(
+                {e.rank, Lane::comm, w.collectives[i].first, w.collectives[i].second, t, false});
             w.collectives.erase(w.collectives.begin() + static_cast<std::ptrdiff_t>(i));
             break;
           }
@@ -212,8 +219,10 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
     const RankWalk& w = walk[r];
     for (int c = 0; c < world; ++c) {
       int n = 1;
-      if (w.saw_all_reduce && w.all_reduce_done) n = world;
-      else if (w.saw_all_reduce && g.ring) n = ring_contributions(world, r, c, w.ring_received);
+      if (w.saw_all_reduce && w.all_reduce_done)
+        n = world;
+      else if (w.saw_all_reduce && g.ring)
+        n = ring_contributions(world, r, c, w.ring_received);
       g.contributions[r][c] = n;
     }
   }
@@ -227,8 +236,7 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
     g.values.assign(world, std::vector<float>(in.demo_elements));
     for (int r = 0; r < world; ++r)
       for (int i = 0; i < in.demo_elements; ++i)
-        g.values[r][i] =
-            demo_partial_sum(world, r, i, g.contributions[r][g.element_chunk[i]]);
+        g.values[r][i] = demo_partial_sum(world, r, i, g.contributions[r][g.element_chunk[i]]);
   }
   return s;
 }

@@ -23,11 +23,11 @@ struct MessageView {
   uint64_t k = 0, bytes = 0;
   const char* op = "p2p";  // from the tag (op_for_tag), static
   double send_s = 0;
-  double arrive_s = 0;     // the receive's completion, or an estimate (see estimated)
-  bool estimated = true;   // no receive seen (yet): arrive_s = send_s + latency + bytes / bw
-  bool arrived = false;    // received at or before the snapshot's now_s
-  int chunk = -1;          // ring all_reduce: the chunk it carries, else -1
-  int contributions = 0;   // ring all_reduce: ranks summed into that chunk
+  double arrive_s = 0;    // the receive's completion, or an estimate (see estimated)
+  bool estimated = true;  // no receive seen (yet): arrive_s = send_s + latency + bytes / bw
+  bool arrived = false;   // received at or before the snapshot's now_s
+  int chunk = -1;         // ring all_reduce: the chunk it carries, else -1
+  int contributions = 0;  // ring all_reduce: ranks summed into that chunk
   uint8_t preview_count = 0;
   float preview[4] = {};
 };
@@ -43,10 +43,10 @@ struct SliceView {
 };
 
 struct RankView {
-  int64_t step = 0;          // the last training step it began
-  double straggler = 1.0;    // compute slow-down factor (1 = normal)
+  int64_t step = 0;        // the last training step it began
+  double straggler = 1.0;  // compute slow-down factor (1 = normal)
   bool crashed = false;
-  bool computing = false;    // inside a compute phase at now_s
+  bool computing = false;  // inside a compute phase at now_s
   bool in_collective = false;
   double last_event_s = 0;
 };
@@ -73,8 +73,8 @@ struct Curve {
 // Gradient averaging: per rank, how many ranks' values each ring chunk holds (1..R), and in
 // the all_reduce demo the values themselves.
 struct GradientView {
-  bool ring = false;  // chunk bookkeeping follows the ring algorithm
-  int chunks = 0;     // = world for the ring
+  bool ring = false;                            // chunk bookkeeping follows the ring algorithm
+  int chunks = 0;                               // = world for the ring
   std::vector<std::vector<int>> contributions;  // [rank][chunk]
   int elements = 0;                             // demo only: floats per rank
   std::vector<std::vector<float>> values;       // demo only: [rank][element]
@@ -100,11 +100,11 @@ struct Snapshot {
   double now_s = 0;                     // the time cursor
   double begin_s = 0, end_s = 0;        // the span of all events
   std::vector<RankView> ranks;
-  std::vector<LinkView> links;          // world * world, [src * world + dst]
-  std::vector<MessageView> messages;    // every message sent by now_s, in send order
-  std::vector<int> in_flight;           // indices into messages: sent, not yet arrived
-  std::vector<SliceView> slices;        // compute and collective phases begun by now_s
-  std::vector<Curve> curves;            // earlier runs first, the current one last
+  std::vector<LinkView> links;        // world * world, [src * world + dst]
+  std::vector<MessageView> messages;  // every message sent by now_s, in send order
+  std::vector<int> in_flight;         // indices into messages: sent, not yet arrived
+  std::vector<SliceView> slices;      // compute and collective phases begun by now_s
+  std::vector<Curve> curves;          // earlier runs first, the current one last
   GradientView gradients;
   ControlState controls;
   ViewSettings view;
@@ -117,12 +117,12 @@ struct Snapshot {
 struct SnapshotInputs {
   int world = 0;  // 0: the highest rank seen + 1
   TimeBase time_base = TimeBase::wall;
-  double now_s = -1;                  // < 0: the last event's time
-  std::vector<LinkView> links;        // empty: ideal links
-  std::vector<double> stragglers;     // per rank (empty: all 1)
-  std::vector<int64_t> crash_steps;   // per rank, 0 = never (empty: none)
+  double now_s = -1;                 // < 0: the last event's time
+  std::vector<LinkView> links;       // empty: ideal links
+  std::vector<double> stragglers;    // per rank (empty: all 1)
+  std::vector<int64_t> crash_steps;  // per rank, 0 = never (empty: none)
   Algorithm algorithm = Algorithm::ring;
-  int demo_elements = 0;              // > 0: fill GradientView::values (all_reduce demo)
+  int demo_elements = 0;  // > 0: fill GradientView::values (all_reduce demo)
 };
 
 // Builds the snapshot's event-derived parts (world, times, ranks, links, messages,

@@ -9,31 +9,54 @@ namespace dsgd::gui {
 Palette palette_for(Theme theme) {
   switch (theme) {
     case Theme::light:
-      return {.background = rgba(245, 245, 240), .panel = rgba(255, 255, 255),
-              .text = rgba(20, 20, 20), .dim_text = rgba(110, 110, 110),
-              .grid = rgba(210, 210, 205), .link = rgba(170, 170, 170),
-              .link_ring = rgba(90, 90, 90), .link_slow = rgba(220, 40, 40),
-              .node = rgba(60, 110, 200), .node_busy = rgba(230, 170, 0),
-              .node_straggler = rgba(240, 120, 0), .node_crashed = rgba(120, 120, 120),
-              .node_outline = rgba(20, 20, 20), .cursor = rgba(220, 0, 0),
+      return {.background = rgba(245, 245, 240),
+              .panel = rgba(255, 255, 255),
+              .text = rgba(20, 20, 20),
+              .dim_text = rgba(110, 110, 110),
+              .grid = rgba(210, 210, 205),
+              .link = rgba(170, 170, 170),
+              .link_ring = rgba(90, 90, 90),
+              .link_slow = rgba(220, 40, 40),
+              .node = rgba(60, 110, 200),
+              .node_busy = rgba(230, 170, 0),
+              .node_straggler = rgba(240, 120, 0),
+              .node_crashed = rgba(120, 120, 120),
+              .node_outline = rgba(20, 20, 20),
+              .cursor = rgba(220, 0, 0),
               .selection = rgba(0, 0, 0)};
     case Theme::projector:  // black on white, thick and saturated: survives a washed-out beamer
-      return {.background = rgba(255, 255, 255), .panel = rgba(255, 255, 255),
-              .text = rgba(0, 0, 0), .dim_text = rgba(40, 40, 40), .grid = rgba(160, 160, 160),
-              .link = rgba(90, 90, 90), .link_ring = rgba(0, 0, 0),
-              .link_slow = rgba(230, 0, 0), .node = rgba(0, 70, 200),
-              .node_busy = rgba(255, 170, 0), .node_straggler = rgba(255, 100, 0),
-              .node_crashed = rgba(90, 90, 90), .node_outline = rgba(0, 0, 0),
-              .cursor = rgba(230, 0, 0), .selection = rgba(0, 0, 0)};
+      return {.background = rgba(255, 255, 255),
+              .panel = rgba(255, 255, 255),
+              .text = rgba(0, 0, 0),
+              .dim_text = rgba(40, 40, 40),
+              .grid = rgba(160, 160, 160),
+              .link = rgba(90, 90, 90),
+              .link_ring = rgba(0, 0, 0),
+              .link_slow = rgba(230, 0, 0),
+              .node = rgba(0, 70, 200),
+              .node_busy = rgba(255, 170, 0),
+              .node_straggler = rgba(255, 100, 0),
+              .node_crashed = rgba(90, 90, 90),
+              .node_outline = rgba(0, 0, 0),
+              .cursor = rgba(230, 0, 0),
+              .selection = rgba(0, 0, 0)};
     case Theme::dark:
       break;
   }
-  return {.background = rgba(22, 24, 30), .panel = rgba(30, 33, 40), .text = rgba(235, 235, 235),
-          .dim_text = rgba(150, 150, 160), .grid = rgba(60, 64, 74), .link = rgba(85, 90, 105),
-          .link_ring = rgba(150, 160, 185), .link_slow = rgba(255, 70, 70),
-          .node = rgba(60, 120, 230), .node_busy = rgba(250, 200, 40),
-          .node_straggler = rgba(255, 130, 20), .node_crashed = rgba(90, 90, 90),
-          .node_outline = rgba(230, 230, 230), .cursor = rgba(255, 60, 60),
+  return {.background = rgba(22, 24, 30),
+          .panel = rgba(30, 33, 40),
+          .text = rgba(235, 235, 235),
+          .dim_text = rgba(150, 150, 160),
+          .grid = rgba(60, 64, 74),
+          .link = rgba(85, 90, 105),
+          .link_ring = rgba(150, 160, 185),
+          .link_slow = rgba(255, 70, 70),
+          .node = rgba(60, 120, 230),
+          .node_busy = rgba(250, 200, 40),
+          .node_straggler = rgba(255, 130, 20),
+          .node_crashed = rgba(90, 90, 90),
+          .node_outline = rgba(230, 230, 230),
+          .cursor = rgba(255, 60, 60),
           .selection = rgba(255, 255, 255)};
 }
 
@@ -73,16 +96,23 @@ std::string default_cjk_font() {
   return "";
 }
 
-bool load_fonts(const std::string& path, float scale) {
+// Every Chinese character the views print (window titles, captions), some of which are
+// outside ImGui's "common" 2500.
+constexpr const char* kUiChinese = "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文";
+
+bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   const float size = 16.0f * scale;
   if (!path.empty() && std::filesystem::exists(path)) {
+    ImFontGlyphRangesBuilder builder;
+    builder.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+    builder.AddText(kUiChinese);
+    ranges.clear();
+    builder.BuildRanges(&ranges);
     ImFontConfig config;
     config.OversampleH = 1;  // CJK atlases are large; no horizontal oversampling needed
-    if (io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config,
-                                     io.Fonts->GetGlyphRangesChineseSimplifiedCommon()))
-      return true;
+    if (io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config, ranges.Data)) return true;
   }
   ImFontConfig config;
   config.SizePixels = size;
@@ -92,15 +122,18 @@ bool load_fonts(const std::string& path, float scale) {
 
 const char* view_title(View view, bool chinese) {
   switch (view) {
-    case View::topology: return chinese ? "拓扑 Topology###topology" : "Topology###topology";
+    case View::topology:
+      return chinese ? "拓扑 Topology###topology" : "Topology###topology";
     case View::convergence:
       return chinese ? "收敛 Convergence###convergence" : "Convergence###convergence";
-    case View::timeline: return chinese ? "时间线 Timeline###timeline" : "Timeline###timeline";
+    case View::timeline:
+      return chinese ? "时间线 Timeline###timeline" : "Timeline###timeline";
     case View::gradients:
-      return chinese ? "梯度平均 Gradient averaging###gradients"
-                     : "Gradient averaging###gradients";
-    case View::controls: return chinese ? "控制 Controls###controls" : "Controls###controls";
-    case View::all: break;
+      return chinese ? "梯度平均 Gradient averaging###gradients" : "Gradient averaging###gradients";
+    case View::controls:
+      return chinese ? "控制 Controls###controls" : "Controls###controls";
+    case View::all:
+      break;
   }
   return "dsgd";
 }

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <imgui.h>
+
 #include "gui/layout.h"
 #include "gui/settings.h"
 
@@ -23,9 +25,10 @@ void apply_theme(Theme theme, float scale);
 // The default CJK font, or "" when fonts-wqy-microhei is not installed.
 std::string default_cjk_font();
 // Loads `path` (or ImGui's default font when empty or missing) at 16 px * scale with the
-// Latin and Simplified Chinese glyph ranges. Call before the first frame. Returns whether
-// the CJK font was loaded.
-bool load_fonts(const std::string& path, float scale);
+// Latin and common Simplified Chinese glyphs, plus every character of the UI's own Chinese
+// text. `ranges` must outlive the font atlas (ImGui keeps a pointer): the caller owns it.
+// Call before the first frame. Returns whether the CJK font was loaded.
+bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges);
 
 // A window title in the chosen language: "Topology" / "拓扑".
 const char* view_title(View view, bool chinese);

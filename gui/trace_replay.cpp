@@ -49,7 +49,8 @@ Replay Replay::parse(std::string_view text, const std::string& name) {
     throw DataError(fmt::format("{}: not a Chrome trace: not JSON ({})", name, e.what()));
   }
   const json* list = nullptr;
-  if (doc.is_array()) list = &doc;
+  if (doc.is_array())
+    list = &doc;
   else if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array())
     list = &doc["traceEvents"];
   if (!list)
@@ -167,9 +168,10 @@ Replay Replay::parse(std::string_view text, const std::string& name) {
 Replay Replay::load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f)
-    throw DataError(fmt::format("{}: cannot open the trace; check the path (write one with "
-                                "`dsgd train --trace FILE`)",
-                                path));
+    throw DataError(
+        fmt::format("{}: cannot open the trace; check the path (write one with "
+                    "`dsgd train --trace FILE`)",
+                    path));
   std::stringstream buffer;
   buffer << f.rdbuf();
   return parse(buffer.str(), path);

@@ -30,10 +30,11 @@ void run_controls(const Snapshot& s, Commands& commands) {
       commands.push(CommandKind::set_speed, std::pow(10.0, log_speed));
     if (c.total_steps > 0) {
       const float f = static_cast<float>(c.step) / static_cast<float>(c.total_steps);
-      ImGui::ProgressBar(std::min(1.0f, f), ImVec2(-1, 0),
-                         fmt::format("{} {} / {}", c.settings.mode == RunMode::train ? "step" : "round",
-                                     c.step, c.total_steps)
-                             .c_str());
+      ImGui::ProgressBar(
+          std::min(1.0f, f), ImVec2(-1, 0),
+          fmt::format("{} {} / {}", c.settings.mode == RunMode::train ? "step" : "round", c.step,
+                      c.total_steps)
+              .c_str());
     }
   } else if (s.world > 0) {
     float t = static_cast<float>(s.now_s);
@@ -73,10 +74,16 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   const double bandwidths[] = {0, 1.25e6, 12.5e6, 125e6, 1.25e9};
-  int bw = static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), d.bandwidth_Bps) -
-                            std::begin(bandwidths));
+  int bw =
+      static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), d.bandwidth_Bps) -
+                       std::begin(bandwidths));
   if (bw >= 5) bw = 3;
-  if (ImGui::Combo("bandwidth", &bw, "unlimited\0" "10 Mbit/s\0" "100 Mbit/s\0" "1 Gbit/s\0" "10 Gbit/s\0")) {
+  if (ImGui::Combo("bandwidth", &bw,
+                   "unlimited\0"
+                   "10 Mbit/s\0"
+                   "100 Mbit/s\0"
+                   "1 Gbit/s\0"
+                   "10 Gbit/s\0")) {
     d.bandwidth_Bps = bandwidths[bw];
     changed = true;
   }
@@ -119,14 +126,18 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     ImGui::Text("rank %2d", r);
     ImGui::SameLine();
     if (ImGui::SmallButton(slow ? "straggler x3 [on]" : "straggler x3")) {
-      if (slow) d.stragglers.erase(r);
-      else d.stragglers[r] = 3.0;
+      if (slow)
+        d.stragglers.erase(r);
+      else
+        d.stragglers[r] = 3.0;
       changed = true;
     }
     ImGui::SameLine();
     if (ImGui::SmallButton(dead ? "crash [on]" : "crash")) {
-      if (dead) d.crashes.erase(r);
-      else d.crashes[r] = std::max<int64_t>(2, s.controls.step + 10);
+      if (dead)
+        d.crashes.erase(r);
+      else
+        d.crashes[r] = std::max<int64_t>(2, s.controls.step + 10);
       changed = true;
     }
     if (dead) {
@@ -181,7 +192,8 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   if (ImGui::CollapsingHeader(s.view.chinese ? "模拟设置 Simulation" : "Simulation",
                               ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
-  if (ImGui::CollapsingHeader(s.view.chinese ? "显示 View" : "View", ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(s.view.chinese ? "显示 View" : "View",
+                              ImGuiTreeNodeFlags_DefaultOpen))
     view_options(s, commands);
 }
 
@@ -190,6 +202,10 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   const View views[] = {View::controls, View::topology, View::convergence, View::gradients,
                         View::timeline};
+  // The views draw on the window's own background (one fill per pixel: software renderers
+  // under Xvfb are fill-bound).
+  ImGui::PushStyleColor(ImGuiCol_WindowBg,
+                        ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).background));
   for (View view : views) {
     if (only != View::all && only != view) continue;
     const Rect r = view_rect(view, only, display.x, display.y);
@@ -199,16 +215,28 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
     if (ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags)) {
       switch (view) {
-        case View::controls: draw_controls(s, commands); break;
-        case View::topology: draw_topology(s, commands); break;
-        case View::convergence: draw_convergence(s, commands); break;
-        case View::gradients: draw_gradients(s, commands); break;
-        case View::timeline: draw_timeline(s, commands); break;
-        case View::all: break;
+        case View::controls:
+          draw_controls(s, commands);
+          break;
+        case View::topology:
+          draw_topology(s, commands);
+          break;
+        case View::convergence:
+          draw_convergence(s, commands);
+          break;
+        case View::gradients:
+          draw_gradients(s, commands);
+          break;
+        case View::timeline:
+          draw_timeline(s, commands);
+          break;
+        case View::all:
+          break;
       }
     }
     ImGui::End();
   }
+  ImGui::PopStyleColor();
   if (!s.error.empty() && only != View::controls) {  // impossible to miss, not a crash
     ImGui::SetNextWindowPos({display.x * 0.5f, display.y * 0.5f}, ImGuiCond_Always, {0.5f, 0.5f});
     ImGui::SetNextWindowSize({display.x * 0.5f, 0}, ImGuiCond_Always);

@@ -61,7 +61,6 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 40 || avail.y < 40) return;
-  dl->AddRectFilled(top, {top.x + avail.x, top.y + avail.y}, pal.background);
   const float left = 56 * scale, right = 44 * scale, bottom = 22 * scale, head = 8 * scale;
   const ImVec2 p0{top.x + left, top.y + head};
   const ImVec2 p1{top.x + avail.x - right, top.y + avail.y - bottom};
@@ -92,9 +91,9 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
   for (int i = 0; i <= 4; ++i) {
     const float gy = p0.y + h * i / 4;
     dl->AddLine({p0.x, gy}, {p1.x, gy}, pal.grid);
-    const double value = sy.log ? std::pow(10.0, std::log10(sy.hi) -
-                                                     (std::log10(sy.hi) - std::log10(sy.lo)) * i / 4)
-                                : sy.hi - (sy.hi - sy.lo) * i / 4;
+    const double value =
+        sy.log ? std::pow(10.0, std::log10(sy.hi) - (std::log10(sy.hi) - std::log10(sy.lo)) * i / 4)
+               : sy.hi - (sy.hi - sy.lo) * i / 4;
     dl->AddText({top.x + 4, gy - 7 * scale}, pal.dim_text, fmt::format("{:.3g}", value).c_str());
     dl->AddText({p1.x + 4, gy - 7 * scale}, pal.dim_text,
                 fmt::format("{:.0f}%", 100.0 - 25.0 * i).c_str());
@@ -141,7 +140,6 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     ImGui::TextUnformatted("No ranks yet.");
     return;
   }
-  dl->AddRectFilled(top, {top.x + avail.x, top.y + avail.y}, pal.background);
   const float caption_h = 20 * scale;
   const float label_w = 60 * scale;
   const float row_h = (avail.y - caption_h) / s.world;
@@ -153,9 +151,10 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     complete += std::count(g.contributions[r].begin(), g.contributions[r].end(), s.world) ==
                 static_cast<long>(g.chunks);
   std::string caption =
-      g.ring ? fmt::format("ring all_reduce: chunk colours, brightness = ranks summed; {} of {} "
-                           "ranks hold the full sum",
-                           complete, s.world)
+      g.ring ? fmt::format(
+                   "ring all_reduce: chunk colours, brightness = ranks summed; {} of {} "
+                   "ranks hold the full sum",
+                   complete, s.world)
              : fmt::format("{} of {} ranks hold the full sum", complete, s.world);
   dl->AddText({top.x + 4, top.y + 2}, pal.text, caption.c_str());
 

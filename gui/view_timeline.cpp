@@ -15,11 +15,13 @@ namespace {
 
 // The visible time window [t0, t1].
 std::pair<double, double> time_window(const Snapshot& s) {
-  const double end = s.view.timeline_end_s > 0 ? s.view.timeline_end_s
-                                               : std::max(s.now_s, s.controls.live ? s.now_s : s.end_s);
+  const double end = s.view.timeline_end_s > 0
+                         ? s.view.timeline_end_s
+                         : std::max(s.now_s, s.controls.live ? s.now_s : s.end_s);
   double span = s.view.timeline_span_s;
-  if (span <= 0) span = s.controls.live ? std::min(0.5, std::max(1e-3, end - s.begin_s))
-                                        : std::max(1e-9, s.end_s - s.begin_s);
+  if (span <= 0)
+    span = s.controls.live ? std::min(0.5, std::max(1e-3, end - s.begin_s))
+                           : std::max(1e-9, s.end_s - s.begin_s);
   const double t1 = s.view.timeline_span_s <= 0 && !s.controls.live ? s.end_s : end;
   return {t1 - span, t1};
 }
@@ -69,7 +71,6 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
     ImGui::Dummy(avail);
     return;
   }
-  dl->AddRectFilled(top, {top.x + avail.x, top.y + avail.y}, pal.background);
   const float label_w = 58 * scale;
   const float x0 = top.x + label_w, x1 = top.x + avail.x - 6;
   const float axis_h = 16 * scale;
@@ -124,8 +125,9 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
     const float x = X(t);
     dl->AddLine({x, top.y + avail.y - axis_h}, {x, top.y + avail.y - axis_h + 4}, pal.dim_text);
     const std::string label = format_seconds(t);
-    dl->AddText({std::min(x, x1 - ImGui::CalcTextSize(label.c_str()).x), top.y + avail.y - axis_h + 2},
-                pal.dim_text, label.c_str());
+    dl->AddText(
+        {std::min(x, x1 - ImGui::CalcTextSize(label.c_str()).x), top.y + avail.y - axis_h + 2},
+        pal.dim_text, label.c_str());
   }
 
   ImGui::InvisibleButton("timeline_canvas", avail);

@@ -32,7 +32,8 @@ void message_tooltip(const Snapshot& s, const MessageView& m) {
     std::string values;
     for (int i = 0; i < m.preview_count; ++i)
       values += fmt::format("{}{:.4g}", i ? ", " : "", m.preview[i]);
-    ImGui::Text("first values: [%s%s]", values.c_str(), m.bytes / 4 > m.preview_count ? ", ..." : "");
+    ImGui::Text("first values: [%s%s]", values.c_str(),
+                m.bytes / 4 > m.preview_count ? ", ..." : "");
   }
   ImGui::EndTooltip();
 }
@@ -46,7 +47,6 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 20 || avail.y < 20) return;
-  dl->AddRectFilled(top, {top.x + avail.x, top.y + avail.y}, pal.background);
   if (s.world == 0) {
     ImGui::TextUnformatted("No ranks yet: start a run or open a trace.");
     return;
@@ -72,7 +72,10 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     const bool slow = s.link(a, b).slow || s.link(b, a).slow;
     const Rgba colour = slow ? pal.link_slow : ring ? pal.link_ring : pal.link;
     dl->AddLine(to_screen(pos[a], origin, size), to_screen(pos[b], origin, size), colour,
-                (slow ? 3.0f : ring ? 2.0f : 1.0f) * scale);
+                (slow   ? 3.0f
+                 : ring ? 2.0f
+                        : 1.0f) *
+                    scale);
   }
 
   // Packets in flight (and the selected message wherever it is).
@@ -118,7 +121,8 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText({c.x - ts.x / 2, c.y - ts.y / 2}, rgba(255, 255, 255), label.c_str());
     std::string below = rv.step > 0 ? fmt::format("step {}", rv.step) : "";
-    if (rv.straggler > 1.0) below += fmt::format("{}x{:.3g} slower", below.empty() ? "" : " ", rv.straggler);
+    if (rv.straggler > 1.0)
+      below += fmt::format("{}x{:.3g} slower", below.empty() ? "" : " ", rv.straggler);
     if (rv.crashed) {
       const float k = node_r * 0.7f;
       dl->AddLine({c.x - k, c.y - k}, {c.x + k, c.y + k}, pal.link_slow, 4 * scale);
@@ -134,14 +138,14 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   // Caption: default link, time, what is in flight.
   const LinkView& l = s.world > 1 ? s.link(0, 1) : s.links.front();
   const std::string link =
-      !s.controls.live ? "links as recorded"
-                       : fmt::format("link {} {}", format_seconds(l.latency_s),
-                                     l.bandwidth_Bps > 0 ? format_bytes(l.bandwidth_Bps) + "/s"
-                                                         : "unlimited");
-  const std::string caption = fmt::format(
-      "{}  |  {}  |  {} in flight  |  t = {} ({} time)", to_string(layout), link,
-      s.in_flight.size(), format_seconds(s.now_s),
-      s.time_base == TimeBase::model ? "model" : "network");
+      !s.controls.live
+          ? "links as recorded"
+          : fmt::format("link {} {}", format_seconds(l.latency_s),
+                        l.bandwidth_Bps > 0 ? format_bytes(l.bandwidth_Bps) + "/s" : "unlimited");
+  const std::string caption =
+      fmt::format("{}  |  {}  |  {} in flight  |  t = {} ({} time)", to_string(layout), link,
+                  s.in_flight.size(), format_seconds(s.now_s),
+                  s.time_base == TimeBase::model ? "model" : "network");
   dl->AddText({top.x + 6, top.y + avail.y - 20 * scale}, pal.dim_text, caption.c_str());
 
   // Legend: the operations on screen.

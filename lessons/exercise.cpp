@@ -70,16 +70,19 @@ std::string hint(int world, size_t n, Lang lang) {
     return zh ? "只有一个秩 (rank) 的世界：没有邻居，数据本身就是总和。"
               : "A world of one rank: there is no neighbour, the data already are the sum.";
   if (n < static_cast<size_t>(world))
-    return zh ? fmt::format("n = {} 小于 R = {}：有些块 (chunk) 是空的，有些只有一个元素。", n, world)
-              : fmt::format("n = {} is smaller than R = {}: some chunks are empty, some hold one "
-                            "element.",
-                            n, world);
+    return zh ? fmt::format("n = {} 小于 R = {}：有些块 (chunk) 是空的，有些只有一个元素。", n,
+                            world)
+              : fmt::format(
+                    "n = {} is smaller than R = {}: some chunks are empty, some hold one "
+                    "element.",
+                    n, world);
   if (n % world != 0)
     return zh ? fmt::format("n = {} 不是 R = {} 的倍数：块的大小不相等，最后 {} 个元素也要归约。",
                             n, world, n % world)
-              : fmt::format("n = {} is not a multiple of R = {}: the chunks are uneven, and the "
-                            "last {} elements must be reduced too.",
-                            n, world, n % world);
+              : fmt::format(
+                    "n = {} is not a multiple of R = {}: the chunks are uneven, and the "
+                    "last {} elements must be reduced too.",
+                    n, world, n % world);
   return zh ? "检查每一步发送和接收的是哪一块，以及累加是否只做了一次。"
             : "Check which chunk each step sends and receives, and that each is added once.";
 }
@@ -106,10 +109,11 @@ std::string run_case(Entry entry, int world, size_t n, std::chrono::milliseconds
                   ? fmt::format("秩 {} 的第 {} 个元素是 {:g}，应为 {:g}（所有秩的和）{}。", r, i,
                                 data[i], expected_sum(world, i),
                                 unchanged ? "；它仍是该秩自己的初始值" : "")
-                  : fmt::format("rank {} element {} is {:g}, expected {:g} (the sum over the "
-                                "ranks){}.",
-                                r, i, data[i], expected_sum(world, i),
-                                unchanged ? "; it still holds the rank's own starting value" : "");
+                  : fmt::format(
+                        "rank {} element {} is {:g}, expected {:g} (the sum over the "
+                        "ranks){}.",
+                        r, i, data[i], expected_sum(world, i),
+                        unchanged ? "; it still holds the rank's own starting value" : "");
           break;
         }
     });
@@ -167,13 +171,13 @@ CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOp
   close(fds[0]);
   const bool zh = o.lang == Lang::zh;
   if (timed_out)
-    return {false, zh ? fmt::format("{} 秒后仍未结束（死循环？），已被终止。",
-                                    o.case_timeout.count())
-                      : fmt::format("still running after {} s (an endless loop?); stopped.",
-                                    o.case_timeout.count())};
+    return {false,
+            zh ? fmt::format("{} 秒后仍未结束（死循环？），已被终止。", o.case_timeout.count())
+               : fmt::format("still running after {} s (an endless loop?); stopped.",
+                             o.case_timeout.count())};
   if (WIFSIGNALED(status))
-    return {false, zh ? fmt::format("进程崩溃：信号 {} ({})。越界访问了 span？",
-                                    WTERMSIG(status), strsignal(WTERMSIG(status)))
+    return {false, zh ? fmt::format("进程崩溃：信号 {} ({})。越界访问了 span？", WTERMSIG(status),
+                                    strsignal(WTERMSIG(status)))
                       : fmt::format("crashed with signal {} ({}); an access outside the span?",
                                     WTERMSIG(status), strsignal(WTERMSIG(status)))};
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, ""};
@@ -186,15 +190,16 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
                                const std::function<void(const std::string&)>& out) {
   const bool zh = o.lang == Lang::zh;
   if (!fs::is_regular_file(o.source))
-    throw DataError(fmt::format("--check {}: no such file; give the C++ file that defines "
-                                "my_all_reduce (see lessons/05-own-allreduce/exercise.cpp)",
-                                o.source));
+    throw DataError(
+        fmt::format("--check {}: no such file; give the C++ file that defines "
+                    "my_all_reduce (see lessons/05-own-allreduce/exercise.cpp)",
+                    o.source));
   const std::string compiler = o.compiler.empty() ? DSGD_CXX_COMPILER : o.compiler;
   const std::string include = o.include_dir.empty() ? DSGD_SOURCE_DIR : o.include_dir;
   const std::string shim = include + "/lessons/05-own-allreduce/check_shim.cpp";
 
-  const fs::path work = fs::temp_directory_path() /
-                        fmt::format("dsgd_check_{}_{}", getpid(), std::random_device{}());
+  const fs::path work =
+      fs::temp_directory_path() / fmt::format("dsgd_check_{}_{}", getpid(), std::random_device{}());
   fs::create_directories(work);
   struct Cleanup {
     fs::path path;
@@ -246,8 +251,7 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
     for (size_t n : sizes_for(world)) {
       CaseOutcome c = run_case_isolated(entry, world, n, o);
       if (!c.passed) {
-        if (!passed.empty())
-          out(fmt::format("  ok    R = {}: n = {}", world, passed));
+        if (!passed.empty()) out(fmt::format("  ok    R = {}: n = {}", world, passed));
         out(fmt::format("  FAIL  R = {}, n = {}: {}", world, n, c.problem));
         out(fmt::format("        {}", hint(world, n, o.lang)));
         return false;

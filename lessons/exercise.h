@@ -15,13 +15,13 @@
 namespace dsgd::lessons {
 
 struct ExerciseOptions {
-  std::string source;                      // the student's file
+  std::string source;       // the student's file
   std::string compiler;     // empty: the compiler dsgd was built with
   std::string include_dir;  // empty: the source tree dsgd was built from
   Lang lang = Lang::en;
   int max_ranks = 8;
   std::chrono::milliseconds call_timeout{5000};  // deadline of each blocking call
-  std::chrono::seconds case_timeout{60};          // a case running longer is killed
+  std::chrono::seconds case_timeout{60};         // a case running longer is killed
 };
 
 // Writes the report line by line to `out` as it goes. Returns true when every case passed.

@@ -34,6 +34,21 @@ const Dataset& LessonContext::dataset(const std::string& spec) {
 }
 
 void LessonContext::section(const std::string& id) {
+  if (settings_.sync_sections && size() > 1) {
+    // Everyone reports to rank 0, which then lets everyone go: rank 0 records the section
+    // only once every rank has finished the part before it.
+    std::vector<float> none;
+    if (rank() == 0) {
+      for (int r = 1; r < size(); ++r)
+        comm_.recv(none, r, kSectionTag);
+      recorder_.add(0, {.kind = LogItem::Kind::section, .text = id});
+      for (int r = 1; r < size(); ++r)
+        comm_.send(none, r, kSectionTag);
+      return;
+    }
+    comm_.send(none, 0, kSectionTag);
+    comm_.recv(none, 0, kSectionTag);
+  }
   recorder_.add(rank(), {.kind = LogItem::Kind::section, .text = id});
 }
 

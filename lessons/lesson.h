@@ -40,12 +40,19 @@ class DataCache {
   std::map<std::string, std::unique_ptr<Dataset>> sets_;
 };
 
+// Tag of the empty messages with which section() keeps the ranks in step in --step mode;
+// the runner delivers them without showing them.
+inline constexpr int kSectionTag = kCollectiveTagBase - 2;
+
 // What a run of a lesson is configured with (from the command line).
 struct LessonSettings {
   Lang lang = Lang::en;
   uint64_t seed = 1;
   std::string fashion_dir = "/usr/share/datasets/fashion-mnist";  // lesson 7
   DataCache* data = nullptr;  // shared by the ranks of this process; null: none
+  // --step: section() waits for every rank (messages with kSectionTag), so that a section's
+  // text appears after everything before it and before everything after it as it happens.
+  bool sync_sections = false;
 };
 
 // "[1, -1]", "[0.5, 2, 3, 4, ... (1000 values)]": at most max_values, then the count.
@@ -70,7 +77,7 @@ class LessonContext {
   // Shows the README section `id` (an HTML comment `<!-- section: id -->` in README*.md).
   // Every rank calls it, in the same order: in the transcript everything any rank printed
   // before it comes before the section, and everything after comes after. It sends no
-  // message and does not wait for the other ranks.
+  // message and does not wait for the other ranks (except with settings.sync_sections).
   void section(const std::string& id);
   // Like section() without text: lines printed after it, on any rank, come after every line
   // printed before it. Every rank calls it, in the same order.

@@ -64,9 +64,7 @@ LessonText parse_lesson_text(const std::string& text, const std::string& path) {
   std::string line, current;
   std::string* target = &current;
   bool titled = false;
-  auto close = [&] {
-    *target = trim_blank_lines(*target);
-  };
+  auto close = [&] { *target = trim_blank_lines(*target); };
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!titled) {
@@ -87,8 +85,7 @@ LessonText parse_lesson_text(const std::string& text, const std::string& path) {
     *target += line;
     *target += '\n';
   }
-  if (!titled)
-    throw DataError(fmt::format("{}: a lesson text starts with a '# Title' line", path));
+  if (!titled) throw DataError(fmt::format("{}: a lesson text starts with a '# Title' line", path));
   close();
   return out;
 }

@@ -17,8 +17,7 @@ namespace {
 Split first_rows(const Split& split, int64_t n, int64_t features) {
   n = std::min(n, split.size());
   Split out;
-  out.x = Tensor({n, features},
-                 std::vector<float>(split.x.data(), split.x.data() + n * features));
+  out.x = Tensor({n, features}, std::vector<float>(split.x.data(), split.x.data() + n * features));
   if (!split.labels.empty()) out.labels.assign(split.labels.begin(), split.labels.begin() + n);
   if (!split.targets.empty()) out.targets.assign(split.targets.begin(), split.targets.begin() + n);
   return out;
@@ -85,8 +84,10 @@ double max_difference_from_rank0(Communicator& comm, std::span<const float> valu
 std::string describe_difference(double max_abs, Lang lang) {
   const bool zh = lang == Lang::zh;
   if (max_abs == 0) return zh ? "完全相同" : "identical";
-  if (max_abs < 1e-5) return zh ? "在浮点舍入误差内相同 (< 1e-5)" : "equal to float rounding (< 1e-5)";
-  return zh ? fmt::format("最多相差 {:.2g}", max_abs) : fmt::format("differ by up to {:.2g}", max_abs);
+  if (max_abs < 1e-5)
+    return zh ? "在浮点舍入误差内相同 (< 1e-5)" : "equal to float rounding (< 1e-5)";
+  return zh ? fmt::format("最多相差 {:.2g}", max_abs)
+            : fmt::format("differ by up to {:.2g}", max_abs);
 }
 
 }  // namespace dsgd::lessons

@@ -16,18 +16,30 @@ namespace {
 const char* collective_name(int tag) {
   namespace t = collective_tag;
   switch (tag) {
-    case t::kBroadcast: return "broadcast";
-    case t::kReduce: return "reduce";
-    case t::kAllReduceNaive: return "all_reduce naive";
-    case t::kAllReduceRing: return "all_reduce ring";
-    case t::kBarrier: return "barrier";
-    case t::kAllReduceTree: return "all_reduce tree";
-    case t::kAllReduceHalvingDoubling: return "all_reduce halving-doubling";
-    case t::kGather: return "gather";
-    case t::kScatter: return "scatter";
-    case t::kAllGather: return "all_gather";
-    case t::kReduceScatter: return "reduce_scatter";
-    default: return nullptr;
+    case t::kBroadcast:
+      return "broadcast";
+    case t::kReduce:
+      return "reduce";
+    case t::kAllReduceNaive:
+      return "all_reduce naive";
+    case t::kAllReduceRing:
+      return "all_reduce ring";
+    case t::kBarrier:
+      return "barrier";
+    case t::kAllReduceTree:
+      return "all_reduce tree";
+    case t::kAllReduceHalvingDoubling:
+      return "all_reduce halving-doubling";
+    case t::kGather:
+      return "gather";
+    case t::kScatter:
+      return "scatter";
+    case t::kAllGather:
+      return "all_gather";
+    case t::kReduceScatter:
+      return "reduce_scatter";
+    default:
+      return nullptr;
   }
 }
 
@@ -87,6 +99,7 @@ Recorder::Recorder(int max_ranks) : logs_(max_ranks), cursor_(max_ranks), clock_
 void Recorder::on_event(const Event& e) {
   if (e.kind != EventKind::send_begin && e.kind != EventKind::recv_end) return;
   if (e.rank < 0 || e.rank >= static_cast<int>(logs_.size())) return;
+  if (e.tag == kSectionTag) return;  // --step's section barrier, not the lesson's traffic
   LogItem item;
   item.kind = e.kind == EventKind::send_begin ? LogItem::Kind::send : LogItem::Kind::recv;
   item.peer = e.peer;
@@ -98,6 +111,11 @@ void Recorder::on_event(const Event& e) {
   RankLog& log = logs_[e.rank];
   if (log.done) return;
   item.shown = log.show_messages;
+  if (live_) {
+    if (item.kind == LogItem::Kind::send)
+      shown_[{e.rank, item.peer, item.tag}].push_back(item.shown);
+    live_(e.rank, item);
+  }
   log.items.push_back(std::move(item));
 }
 
@@ -105,8 +123,7 @@ void Recorder::add(int rank, LogItem item) {
   std::lock_guard lock(mutex_);
   RankLog& log = logs_.at(rank);
   if (log.done) return;
-  if (live_ && item.kind != LogItem::Kind::send && item.kind != LogItem::Kind::recv)
-    live_(rank, item);
+  if (live_) live_(rank, item);
   log.items.push_back(std::move(item));
 }
 
@@ -128,6 +145,15 @@ void Recorder::set_done(int rank) {
 void Recorder::set_live(std::function<void(int, const LogItem&)> live) {
   std::lock_guard lock(mutex_);
   live_ = std::move(live);
+}
+
+bool Recorder::take_shown(int source, int dest, int tag) {
+  std::lock_guard lock(mutex_);
+  auto it = shown_.find({source, dest, tag});
+  if (it == shown_.end() || it->second.empty()) return true;
+  const bool shown = it->second.front();
+  it->second.pop_front();
+  return shown;
 }
 
 std::vector<float> Recorder::encode(int rank) const {
@@ -292,14 +318,19 @@ std::string Recorder::merge_segment_locked(int world, const std::vector<size_t>&
   for (const Placed& p : placed) {
     const LogItem& item = logs_[p.rank].items[p.index];
     switch (item.kind) {
-      case LogItem::Kind::say: split_lines(item.text, "", out); break;
-      case LogItem::Kind::print: split_lines(item.text, fmt::format("[rank {}] ", p.rank), out); break;
+      case LogItem::Kind::say:
+        split_lines(item.text, "", out);
+        break;
+      case LogItem::Kind::print:
+        split_lines(item.text, fmt::format("[rank {}] ", p.rank), out);
+        break;
       case LogItem::Kind::send:
         if (item.shown)
           out += "  " + message_line(p.rank, item.peer, item.tag, item.bytes, item.preview) + '\n';
         break;
       case LogItem::Kind::recv:
-      case LogItem::Kind::section: break;
+      case LogItem::Kind::section:
+        break;
     }
   }
   return out;

@@ -52,9 +52,12 @@ class Recorder : public EventSink {
   // The rank's lesson has returned (or failed): its log is complete, later events of this
   // rank (such as the transfer of logs to rank 0) are not recorded.
   void set_done(int rank);
-  // Called for each say, print and section as it is recorded (under the recorder's lock),
-  // for the live output of --step mode.
+  // Called for each item as it is recorded (under the recorder's lock), for the live
+  // output of --step mode. Also starts keeping each send's `shown` for take_shown().
   void set_live(std::function<void(int rank, const LogItem&)> live);
+  // Whether the oldest message not yet taken from `source` to `dest` with `tag` is shown
+  // (its sender's show_messages when it was sent); true when unknown.
+  bool take_shown(int source, int dest, int tag);
 
   // MPI: a rank's log as floats (one byte each, exact), to send to rank 0, and back.
   std::vector<float> encode(int rank) const;
@@ -81,11 +84,12 @@ class Recorder : public EventSink {
   mutable std::mutex mutex_;
   std::vector<RankLog> logs_;
   std::function<void(int, const LogItem&)> live_;
+  std::map<std::tuple<int, int, int>, std::deque<bool>> shown_;  // live mode only
   // Merge state, carried from one take_ready to the next.
   std::vector<size_t> cursor_;
   std::vector<uint64_t> clock_;
   std::map<Key, std::deque<uint64_t>> in_flight_;  // send clocks not yet received, FIFO
-  std::map<Key, int> early_receives_;  // received before their send was merged
+  std::map<Key, int> early_receives_;              // received before their send was merged
 };
 
 }  // namespace dsgd::lessons

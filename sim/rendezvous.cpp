@@ -242,7 +242,7 @@ struct RendezvousServer::Impl {
     ++registered;
   }
 
-  // Ends every asynchronous operation; registered and welcomed connections stay open.
+  // Ends every asynchronous operation; only registered and welcomed connections remain.
   void quiesce() {
     finishing = true;
     ErrorCode ignored;
@@ -254,6 +254,7 @@ struct RendezvousServer::Impl {
     }
     io.restart();
     io.run();  // the cancelled handlers run and return at once
+    conns.remove_if([](const ConnPtr& c) { return c->stage == 0; });
   }
 
   asio::io_context io;
@@ -294,7 +295,7 @@ RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_poi
     RendezvousTable table{.epoch_ns = s.epoch_ns, .one_host = s.own_host != 0};
     table.peers.resize(s.world);
     table.peers[0] = self;
-    for (const auto& c : s.conns) {
+    for (const auto& c : s.conns) {  // all registered: ranks 1..world-1, once each
       table.peers[c->rank] = c->address;
       table.one_host = table.one_host && c->host_id == s.own_host;
     }

@@ -65,10 +65,9 @@ void write_training_trace(const std::string& trace, const std::string& metrics) 
     TrainHooks hooks;
     hooks.on_step = [&](const StepMetrics& m) {
       if (comm.rank() != 0) return;
-      lines << fmt::format("{{\"step\":{},\"loss\":{},\"wall_s\":{}{}}}\n", m.step, m.loss,
-                           m.wall_s,
-                           m.test_accuracy ? fmt::format(",\"test_accuracy\":{}", *m.test_accuracy)
-                                           : "");
+      lines << fmt::format(
+          "{{\"step\":{},\"loss\":{},\"wall_s\":{}{}}}\n", m.step, m.loss, m.wall_s,
+          m.test_accuracy ? fmt::format(",\"test_accuracy\":{}", *m.test_accuracy) : "");
     };
     train(comm, data, config, nullptr, hooks);
   });
@@ -85,9 +84,9 @@ void check_not_blank(const std::filesystem::path& png, View only) {
     if (only != View::all && v != only) continue;
     const Rect r = view_rect(v, only, kWidth, kHeight);
     // Inside the window, below its title bar.
-    const int colours = distinct_colours(image, static_cast<int>(r.x0) + 4,
-                                         static_cast<int>(r.y0) + 24, static_cast<int>(r.x1) - 4,
-                                         static_cast<int>(r.y1) - 4);
+    const int colours =
+        distinct_colours(image, static_cast<int>(r.x0) + 4, static_cast<int>(r.y0) + 24,
+                         static_cast<int>(r.x1) - 4, static_cast<int>(r.y1) - 4);
     INFO(png.string() << ": view " << to_string(v) << " has " << colours << " colours");
     CHECK(colours >= 4);
   }
@@ -117,9 +116,10 @@ TEST_CASE("every view renders for a replayed trace", "[gui][xvfb]") {
   for (View v : {View::all, View::topology, View::convergence, View::timeline, View::gradients,
                  View::controls}) {
     const auto png = dir / fmt::format("replay_{}.png", to_string(v));
-    const int status = render(fmt::format("--replay {} --metrics {} --seek 0.5 --frames 5 --view {}",
-                                          trace, metrics, to_string(v)),
-                              png);
+    const int status =
+        render(fmt::format("--replay {} --metrics {} --seek 0.5 --frames 5 --view {}", trace,
+                           metrics, to_string(v)),
+               png);
     INFO(log_of(png));
     REQUIRE(status == 0);
     check_not_blank(png, v);

@@ -110,10 +110,13 @@ TEST_CASE("packets move along their link with model time", "[gui]") {
 
   // Through a snapshot: a 1000-byte message sent at model time 1 ms, received at 3 ms.
   std::vector<Event> events = {
-      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 5, .bytes = 1000,
+      {.kind = EventKind::send_begin,
+       .rank = 0,
+       .peer = 1,
+       .tag = 5,
+       .bytes = 1000,
        .model_s = 1e-3},
-      {.kind = EventKind::recv_end, .rank = 1, .peer = 0, .tag = 5, .bytes = 1000,
-       .model_s = 3e-3},
+      {.kind = EventKind::recv_end, .rank = 1, .peer = 0, .tag = 5, .bytes = 1000, .model_s = 3e-3},
   };
   Snapshot s = build_snapshot(events, {.time_base = TimeBase::model, .now_s = 2e-3});
   REQUIRE(s.messages.size() == 1);
@@ -132,8 +135,7 @@ TEST_CASE("packets move along their link with model time", "[gui]") {
 
 TEST_CASE("in-flight messages without a receive get an estimated arrival", "[gui]") {
   std::vector<Event> events = {
-      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 0, .bytes = 1000,
-       .wall_s = 1.0},
+      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 0, .bytes = 1000, .wall_s = 1.0},
   };
   SnapshotInputs in{.world = 2, .now_s = 1.0};
   in.links.assign(4, LinkView{.latency_s = 0.002, .bandwidth_Bps = 1e6});
@@ -213,8 +215,8 @@ TEST_CASE("chunks the snapshot names match the values a real ring all_reduce sen
     // Half way through (model time), some chunks are partial and some ranks busy.
     const double mid = (s.begin_s + s.end_s) / 2;
     const Snapshot h = build_snapshot(
-        events, {.world = world, .time_base = TimeBase::model, .now_s = mid,
-                 .demo_elements = elements});
+        events,
+        {.world = world, .time_base = TimeBase::model, .now_s = mid, .demo_elements = elements});
     int partial = 0;
     for (const auto& row : h.gradients.contributions)
       for (int n : row)
@@ -226,9 +228,10 @@ TEST_CASE("chunks the snapshot names match the values a real ring all_reduce sen
 
 TEST_CASE("other algorithms show the full sum once the all_reduce ends", "[gui]") {
   const std::vector<Event> events = demo_events(4, Algorithm::naive, 6);
-  const Snapshot s = build_snapshot(
-      events, {.world = 4, .time_base = TimeBase::model, .algorithm = Algorithm::naive,
-               .demo_elements = 6});
+  const Snapshot s = build_snapshot(events, {.world = 4,
+                                             .time_base = TimeBase::model,
+                                             .algorithm = Algorithm::naive,
+                                             .demo_elements = 6});
   CHECK_FALSE(s.gradients.ring);
   for (const auto& row : s.gradients.contributions)
     for (int n : row)
@@ -265,8 +268,8 @@ TEST_CASE("a trace replays into the same messages the run sent", "[gui]") {
       for (int c = 0; c < 4; ++c)
         CHECK(s.gradients.contributions[r][c] == 4);
     // Scrubbing to the start shows nothing sent yet.
-    const Snapshot start =
-        build_snapshot(replay.events(), {.time_base = replay.time_base(), .now_s = replay.begin_s()});
+    const Snapshot start = build_snapshot(
+        replay.events(), {.time_base = replay.time_base(), .now_s = replay.begin_s()});
     CHECK(start.in_flight.size() <= 4);
   }
 }
@@ -411,8 +414,8 @@ TEST_CASE("a crash fault ends the run with an error shown, not a hang", "[gui]")
 
 TEST_CASE("dsgd-gui options", "[gui]") {
   GuiOptions o = parse_gui_options({"--nodes", "6", "--latency", "5ms", "--straggler", "2:3",
-                                    "--crash", "1@20", "--view", "topology", "--theme",
-                                    "projector", "--mode", "allreduce"});
+                                    "--crash", "1@20", "--view", "topology", "--theme", "projector",
+                                    "--mode", "allreduce"});
   CHECK(o.sim.nodes == 6);
   CHECK(o.sim.latency_s == Approx(5e-3));
   CHECK(o.sim.stragglers.at(2) == 3.0);
@@ -420,7 +423,8 @@ TEST_CASE("dsgd-gui options", "[gui]") {
   CHECK(o.view == View::topology);
   CHECK(o.view_settings.ui_scale >= 1.5f);
   CHECK(o.sim.mode == RunMode::allreduce_demo);
-  o = parse_gui_options({"--scenario", std::string(DSGD_SOURCE_DIR) + "/assets/scenarios/straggler.toml"});
+  o = parse_gui_options(
+      {"--scenario", std::string(DSGD_SOURCE_DIR) + "/assets/scenarios/straggler.toml"});
   CHECK(o.sim.stragglers.at(2) == 3.0);
   CHECK(o.sim.latency_s == Approx(1e-3));
   CHECK_THROWS_AS(parse_gui_options({"--view", "nope"}), UsageError);
@@ -448,4 +452,3 @@ TEST_CASE("PNG round trip and the blank-image check", "[gui]") {
   std::filesystem::remove(path);
   CHECK_THROWS_AS(read_png(path), DataError);
 }
-

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli_runner.h"
+#include "core/errors.h"
 #include "lessons/lesson.h"
 #include "lessons/readme.h"
 #include "lessons/transcript.h"
@@ -74,10 +75,10 @@ void check_golden(int lesson, const std::string& lang) {
 
 }  // namespace
 
-#define LESSON_GOLDEN_TEST(N)                                                    \
+#define LESSON_GOLDEN_TEST(N)                                                         \
   TEST_CASE("lesson " #N " --auto transcript matches its golden file", "[lessons]") { \
-    check_golden(N, "en");                                                      \
-    check_golden(N, "zh");                                                      \
+    check_golden(N, "en");                                                            \
+    check_golden(N, "zh");                                                            \
   }
 
 LESSON_GOLDEN_TEST(1)
@@ -136,8 +137,7 @@ TEST_CASE("dsgd lesson 2 runs the tutorial's first program", "[lessons]") {
   CHECK(message < printed);  // the receive's output comes after its message
 }
 
-TEST_CASE("dsgd lesson --step pauses at each message and runs on at end of input",
-          "[lessons]") {
+TEST_CASE("dsgd lesson --step pauses at each message and runs on at end of input", "[lessons]") {
   // stdin is /dev/null: EOF at the first pause, so the lesson runs to the end.
   CliResult eof = run_dsgd("lesson 2 --step");
   INFO(eof.err);
@@ -176,8 +176,7 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   INFO(bad.out << bad.err);
   CHECK(bad.exit_code == 1);
   CHECK(bad.out.find("ok    R = 1: n = 0, 1, 2, 1000") != std::string::npos);
-  CHECK(bad.out.find("FAIL  R = 2, n = 1: rank 0 element 0 is 1, expected 3") !=
-        std::string::npos);
+  CHECK(bad.out.find("FAIL  R = 2, n = 1: rank 0 element 0 is 1, expected 3") != std::string::npos);
   CHECK(bad.out.find("smaller than R = 2") != std::string::npos);
   CHECK(bad.out.find("R = 3") == std::string::npos);  // stops at the first failure
 
@@ -196,27 +195,27 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
 
   std::ofstream(tmp / "crash.cpp") << "#include \"core/comm/communicator.h\"\n"
                                       "void my_all_reduce(dsgd::Communicator& c, "
-                                      "std::span<float> d) { if (c.size() == 3) "
+                                      "std::span<float> d) { if (c.size() == 2) "
                                       "*(volatile int*)nullptr = 1; }\n";
   CliResult crash = run_dsgd("lesson 5 --check " + (tmp / "crash.cpp") + " --lang zh");
   CHECK(crash.exit_code == 1);
-  CHECK(crash.out.find("信号 11") != std::string::npos);
+  CHECK(crash.out.find("FAIL  R = 2, n = 0: 进程崩溃：信号 11") != std::string::npos);
 }
 
 TEST_CASE("dsgd lesson rejects bad arguments with exit code 2", "[lessons]") {
   const char* bad[] = {
-      "lesson",                                // no lesson
-      "lesson 99",                             // no such lesson
-      "lesson two",                            // not a number
-      "lesson 2 --lang fr",                    // no such language
-      "lesson 2 --step --auto",                // exclusive modes
-      "lesson 2 --nodes 1",                    // lesson 2 needs two ranks
-      "lesson 8 --nodes 9",                    // above the lesson's maximum
-      "lesson 2 --backend foo",                // no such backend
-      "lesson 2 --backend mpi --step",         // stepping is for simulated nodes
-      "lesson 2 --check x.cpp",                // lesson 2 has no exercise
-      "lesson 5 --check /no/such/file.cpp",    // missing file
-      "lesson 2 --latency fast",               // bad simulator flag
+      "lesson",                              // no lesson
+      "lesson 99",                           // no such lesson
+      "lesson two",                          // not a number
+      "lesson 2 --lang fr",                  // no such language
+      "lesson 2 --step --auto",              // exclusive modes
+      "lesson 2 --nodes 1",                  // lesson 2 needs two ranks
+      "lesson 8 --nodes 9",                  // above the lesson's maximum
+      "lesson 2 --backend foo",              // no such backend
+      "lesson 2 --backend mpi --step",       // stepping is for simulated nodes
+      "lesson 2 --check x.cpp",              // lesson 2 has no exercise
+      "lesson 5 --check /no/such/file.cpp",  // missing file
+      "lesson 2 --latency fast",             // bad simulator flag
   };
   for (const char* args : bad) {
     CliResult r = run_dsgd(args);
@@ -226,8 +225,7 @@ TEST_CASE("dsgd lesson rejects bad arguments with exit code 2", "[lessons]") {
   }
 }
 
-TEST_CASE("every lesson has both texts, with the same sections in the same order",
-          "[lessons]") {
+TEST_CASE("every lesson has both texts, with the same sections in the same order", "[lessons]") {
   using namespace dsgd::lessons;
   for (const LessonInfo& info : lesson_catalog()) {
     INFO("lesson " << info.number << " (" << info.dir << ")");
@@ -272,8 +270,8 @@ TEST_CASE("the transcript merge does not depend on the order ranks recorded in",
   for (int r = 0; r < 3; ++r) {
     auto& l = logs[r];
     l.push_back({.kind = LogItem::Kind::print, .text = "start " + std::to_string(r)});
-    l.push_back({.kind = LogItem::Kind::send, .peer = (r + 1) % 3, .bytes = 4,
-                 .preview = {float(r)}});
+    l.push_back(
+        {.kind = LogItem::Kind::send, .peer = (r + 1) % 3, .bytes = 4, .preview = {float(r)}});
     l.push_back({.kind = LogItem::Kind::recv, .peer = (r + 2) % 3, .bytes = 4});
     l.push_back({.kind = LogItem::Kind::print, .text = "got " + std::to_string((r + 2) % 3)});
     l.push_back({.kind = LogItem::Kind::section, .text = "s"});

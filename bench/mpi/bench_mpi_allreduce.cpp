@@ -1,12 +1,12 @@
 // What MpiCommunicator adds to MPI: for each size from 1 MiB to 64 MiB, times a bare
-// MPI_Allreduce loop, dsgd's all_reduce with Algorithm::native through MpiCommunicator
-// (the same MPI_Allreduce behind the Communicator, the dispatch and the watchdog), and
-// dsgd's ring over MPI point-to-point, in the same run, interleaved, and prints the
-// medians and the overhead. A program that prints figures, never a test.
-// Run: mpirun -np 2 build/bench/mpi/bench_mpi_allreduce [--max-mib 64] [--reps 7]
+// MPI_Allreduce, dsgd's all_reduce with Algorithm::native through MpiCommunicator (the same
+// MPI_Allreduce behind the Communicator, the dispatch and the watchdog) and dsgd's ring over
+// MPI point-to-point, in the same run, and prints the medians and the overhead. A program
+// that prints figures, never a test. Run: mpirun -np 2 bench_mpi_allreduce [--max-mib 64]
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -23,9 +23,12 @@
 
 namespace {
 
+constexpr int kMethods = 3;  // bare MPI_Allreduce, dsgd native, dsgd ring
+using Bodies = std::array<std::function<void()>, kMethods>;
+
 struct Options {
   size_t max_mib = 64;
-  int reps = 7;
+  int samples = 0;  // per method and size; 0: by size
 };
 
 double median(std::vector<double> v) {
@@ -33,16 +36,46 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Seconds per call of `body`, run `iters` times after a barrier; the slowest rank's time,
-// as a collective is done when the last rank is done.
-double time_loop(int iters, const std::function<void()>& body) {
-  DSGD_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  const double t0 = MPI_Wtime();
-  for (int i = 0; i < iters; ++i)
-    body();
-  double mine = (MPI_Wtime() - t0) / iters, slowest = 0;
-  DSGD_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-  return slowest;
+// Times `calls` single calls of each method, one method after another in a rotating order,
+// each after a barrier: on a shared machine every method meets the same load, so their
+// medians compare. Each sample is the slowest rank's time (a collective is done when the
+// last rank is). Returns the median per method.
+std::array<double, kMethods> paired_medians(int calls, const Bodies& bodies) {
+  std::vector<double> mine(static_cast<size_t>(calls) * kMethods);
+  for (int k = 0; k < calls; ++k)
+    for (int j = 0; j < kMethods; ++j) {
+      const int m = (j + k) % kMethods;
+      DSGD_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      const double t0 = MPI_Wtime();
+      bodies[m]();
+      mine[k * kMethods + m] = MPI_Wtime() - t0;
+    }
+  std::vector<double> slowest(mine.size());
+  DSGD_MPI_CHECK(MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()),
+                               MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  std::array<double, kMethods> out{};
+  for (int m = 0; m < kMethods; ++m) {
+    std::vector<double> t;
+    for (int k = 0; k < calls; ++k)
+      t.push_back(slowest[k * kMethods + m]);
+    out[m] = median(t);
+  }
+  return out;
+}
+
+Bodies bodies_for(dsgd::mpi::MpiCommunicator& comm, std::vector<float>& data) {
+  return {
+      [&] {
+        DSGD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()),
+                                     MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+      },
+      [&] {
+        dsgd::all_reduce(comm, data, dsgd::ReduceOp::SUM, {.algorithm = dsgd::Algorithm::native});
+      },
+      [&] {
+        dsgd::all_reduce(comm, data, dsgd::ReduceOp::SUM, {.algorithm = dsgd::Algorithm::ring});
+      },
+  };
 }
 
 }  // namespace
@@ -51,7 +84,7 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--max-mib")) o.max_mib = std::strtoul(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--reps")) o.reps = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--samples")) o.samples = std::max(1, std::atoi(argv[i + 1]));
   }
   try {
     dsgd::mpi::MpiSession session({.report_sigterm = false});
@@ -60,58 +93,33 @@ int main(int argc, char** argv) {
     const bool root = comm.rank() == 0;
     if (root)
       fmt::print(
-          "# all_reduce SUM of float32 on {} MPI ranks, in place; median of {} interleaved "
-          "repetitions, slowest rank\n",
-          comm.size(), o.reps);
+          "# all_reduce SUM of float32, in place, on {} MPI ranks: median of single calls, "
+          "the three methods in turn, slowest rank\n",
+          comm.size());
     {
       // The fixed cost per call, where the transfer costs least: one float.
       std::vector<float> one(1, 0.f);
-      auto bare = [&] {
-        DSGD_MPI_CHECK(
-            MPI_Allreduce(MPI_IN_PLACE, one.data(), 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
-      };
-      auto native = [&] {
-        dsgd::all_reduce(comm, one, dsgd::ReduceOp::SUM, {.algorithm = dsgd::Algorithm::native});
-      };
-      std::vector<double> t_bare, t_native;
-      for (int r = 0; r < o.reps; ++r) {
-        t_bare.push_back(time_loop(2000, bare));
-        t_native.push_back(time_loop(2000, native));
-      }
-      const double b = median(t_bare), n = median(t_native);
+      const auto t = paired_medians(o.samples ? o.samples : 3000, bodies_for(comm, one));
       if (root)
         fmt::print("# one float: bare {:.2f} us, native {:.2f} us per call: dsgd adds {:+.2f} us\n",
-                   b * 1e6, n * 1e6, (n - b) * 1e6);
+                   t[0] * 1e6, t[1] * 1e6, (t[1] - t[0]) * 1e6);
     }
     if (root)
-      fmt::print("# {:>8} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "MiB", "bare ms", "native ms",
-                 "overhead", "ring ms", "vs bare");
+      fmt::print("# {:>6} {:>8} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "MiB", "samples", "bare ms",
+                 "native ms", "overhead", "ring ms", "vs bare");
     for (size_t mib = 1; mib <= o.max_mib; mib *= 2) {
-      const size_t count = mib * 1024 * 1024 / sizeof(float);
       // Zeros stay zeros under repeated SUM: no overflow, no denormals, steady timings.
-      std::vector<float> data(count, 0.f);
-      const int iters = static_cast<int>(std::clamp<size_t>(64 / mib, 2, 32));
-      auto bare = [&] {
-        DSGD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(count), MPI_FLOAT,
-                                     MPI_SUM, MPI_COMM_WORLD));
-      };
-      auto native = [&] {
-        dsgd::all_reduce(comm, data, dsgd::ReduceOp::SUM, {.algorithm = dsgd::Algorithm::native});
-      };
-      auto ring = [&] {
-        dsgd::all_reduce(comm, data, dsgd::ReduceOp::SUM, {.algorithm = dsgd::Algorithm::ring});
-      };
-      bare(), native(), ring();  // warm-up: connections, buffers, page faults
-      std::vector<double> t_bare, t_native, t_ring;
-      for (int r = 0; r < o.reps; ++r) {
-        t_bare.push_back(time_loop(iters, bare));
-        t_native.push_back(time_loop(iters, native));
-        t_ring.push_back(time_loop(iters, ring));
-      }
-      const double b = median(t_bare), n = median(t_native), g = median(t_ring);
+      std::vector<float> data(mib * 1024 * 1024 / sizeof(float), 0.f);
+      const Bodies bodies = bodies_for(comm, data);
+      for (const auto& body : bodies)
+        body();  // warm-up: connections, buffers, page faults
+      const int samples =
+          o.samples ? o.samples : static_cast<int>(std::clamp<size_t>(512 / mib, 9, 201));
+      const auto t = paired_medians(samples, bodies);
       if (root)
-        fmt::print("  {:>8} {:>12.3f} {:>12.3f} {:>+8.1f}% {:>12.3f} {:>8.2f}x\n", mib, b * 1e3,
-                   n * 1e3, 100 * (n / b - 1), g * 1e3, g / b);
+        fmt::print("  {:>6} {:>8} {:>12.3f} {:>12.3f} {:>+8.1f}% {:>12.3f} {:>8.2f}x\n", mib,
+                   samples, t[0] * 1e3, t[1] * 1e3, 100 * (t[1] / t[0] - 1), t[2] * 1e3,
+                   t[2] / t[0]);
     }
   } catch (const dsgd::Error& e) {
     fmt::print(stderr, "bench_mpi_allreduce: {}\n", e.what());

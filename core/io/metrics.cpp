@@ -15,6 +15,7 @@ std::string to_json_line(const StepMetrics& m) {
   if (m.test_loss) j["test_loss"] = *m.test_loss;
   if (m.test_accuracy) j["test_accuracy"] = *m.test_accuracy;
   j["wall_s"] = m.wall_s;
+  if (m.model_s >= 0) j["model_s"] = m.model_s;
   j["compute_s"] = m.compute_s;
   j["comm_s"] = m.comm_s;
   j["bytes_sent"] = m.bytes_sent;

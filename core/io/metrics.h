@@ -17,7 +17,8 @@ class MetricsWriter {
   explicit MetricsWriter(const std::string& path);  // DataError if it cannot be created
   ~MetricsWriter();
   // {"step":1,"epoch":0,"loss":2.3,"train_accuracy":0.1,"test_loss":..,"test_accuracy":..,
-  //  "wall_s":..,"compute_s":..,"comm_s":..,"bytes_sent":..}; test_* only when evaluated.
+  //  "wall_s":..,"model_s":..,"compute_s":..,"comm_s":..,"bytes_sent":..}; test_* only when
+  //  evaluated, model_s only on a backend with a model clock (the simulator).
   void write(const StepMetrics& m);
   void commit();
 

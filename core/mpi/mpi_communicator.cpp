@@ -180,7 +180,13 @@ class MpiRequest final : public RequestImpl {
     if (is_recv_) {
       MPI_Cancel(&request_);
       MPI_Status st;
-      const int rc = MPI_Wait(&request_, &st);
+      int rc = MPI_SUCCESS;
+      {
+        // Cancelling is local and immediate, unless the message was already being
+        // transferred from a peer that then vanished: the watchdog bounds that case.
+        auto guard = comm_.blocking("MPI_Wait (cancelled receive)", buffer_.size_bytes());
+        rc = MPI_Wait(&request_, &st);
+      }
       int cancelled = 0;
       MPI_Test_cancelled(&st, &cancelled);
       if (!cancelled) {

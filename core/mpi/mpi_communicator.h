@@ -1,8 +1,8 @@
-// MpiCommunicator: one MPI rank as a dsgd Communicator. Point-to-point maps to
-// MPI_Isend/MPI_Irecv with MPI_FLOAT and the caller's tag, on the MPI communicator as given
-// (no MPI_Comm_dup), so other MPI programs in the same job (mpi4py ranks) can talk to it.
-// Every wait polls MPI_Test until its deadline; the native_* hooks call MPI's blocking
-// collectives under a Watchdog. Not a launcher: MpiSession (mpi_session.h) owns MPI_Init.
+// MpiCommunicator: one MPI rank as a dsgd Communicator. Point-to-point is MPI_Isend/Irecv
+// with MPI_FLOAT and the caller's tag on the communicator as given (no MPI_Comm_dup, so
+// mpi4py ranks in the same job can talk to it); every wait polls MPI_Test until its deadline;
+// native_* call MPI's blocking collectives under a Watchdog. Not a launcher (MpiSession is),
+// not thread-safe: only the thread that made the MpiSession calls it (MPI_THREAD_FUNNELED).
 #pragma once
 
 #include <mpi.h>

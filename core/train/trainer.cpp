@@ -209,6 +209,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
       result.test_accuracy = e.accuracy;
     }
     m.wall_s = seconds_since(t0);
+    m.model_s = comm.model_s();
     comm.emit({.kind = EventKind::step_end, .seq = static_cast<uint64_t>(step + 1), .op = "step"});
     result.compute_s += m.compute_s;
     result.comm_s += m.comm_s;

@@ -40,6 +40,7 @@ struct StepMetrics {
   std::optional<double> test_loss;       // when evaluated after this step
   std::optional<double> test_accuracy;
   double wall_s = 0;        // since training started
+  double model_s = -1;      // the backend's model time after this step (-1: it has none)
   double compute_s = 0;     // this step: forward, backward, update
   double comm_s = 0;        // this step: the gradient all_reduce
   uint64_t bytes_sent = 0;  // this step, by this rank
@@ -48,7 +49,7 @@ struct StepMetrics {
 struct TrainResult {
   int world = 1;
   int64_t steps = 0;
-  double model_s = -1;  // the backend's model time at the end (-1: it has none)
+  double model_s = -1;    // the backend's model time at the end (-1: it has none)
   double final_loss = 0;  // training loss of the last step
   std::optional<double> test_loss, test_accuracy;
   double wall_s = 0, compute_s = 0, comm_s = 0;

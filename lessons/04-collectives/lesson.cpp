@@ -35,7 +35,8 @@ void lesson_04(LessonContext& ctx) {
   say_algorithm(ctx, CollectiveOp::reduce, t.size());
   ctx.print("{} {}", ctx.tr("before", "之前"), format_values(t));
   reduce(comm, t, ReduceOp::SUM, /*root=*/0);  // dist.reduce(t, dst=0, op=SUM)
-  if (rank == 0) ctx.print("{} {}", ctx.tr("after, on the root:", "之后，根上："), format_values(t));
+  if (rank == 0)
+    ctx.print("{} {}", ctx.tr("after, on the root:", "之后，根上："), format_values(t));
 
   ctx.section("all_reduce");
   std::vector<float> u{r + 1, 10 * (r + 1), 100 * (r + 1), 1000 * (r + 1)};

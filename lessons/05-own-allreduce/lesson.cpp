@@ -126,14 +126,14 @@ void lesson_05(LessonContext& ctx) {
       return collective_cost(CollectiveOp::all_reduce, a, w, s);
     };
     ctx.say("");
-    ctx.say("  {:>3} {:>7} {:>7} {:>9} | {:>10} {:>10} {:>10} {:>10}", "R", "S", "a", "B",
-            "naive", "ring", "tree", "halv-doub");
+    ctx.say("  {:>3} {:>7} {:>7} {:>9} | {:>10} {:>10} {:>10} {:>10}", "R", "S", "a", "B", "naive",
+            "ring", "tree", "halv-doub");
     for (int w : worlds)
       for (size_t s : sizes)
         for (const Link& l : links) {
-          std::string row = fmt::format("  {:>3} {:>7} {:>5g}ms {:>4g}Gb/s |", w,
-                                        bytes_text(double(s)), l.alpha_s * 1e3,
-                                        l.bandwidth_Bps * 8 / 1e9);
+          std::string row =
+              fmt::format("  {:>3} {:>7} {:>5g}ms {:>4g}Gb/s |", w, bytes_text(double(s)),
+                          l.alpha_s * 1e3, l.bandwidth_Bps * 8 / 1e9);
           double best = 1e300;
           for (Algorithm a : all)
             best = std::min(best, cost(a, w, s).predict_s(l.alpha_s, l.bandwidth_Bps));

@@ -69,8 +69,7 @@ void lesson_07(LessonContext& ctx) {
   ctx.say("{} {}, {} {}; {} {}; B = {}, {} {}", data.train.size(),
           ctx.tr("training images", "张训练图像"), data.test.size(),
           ctx.tr("test images", "张测试图像"), ctx.tr("model", "模型"), config.model.str(),
-          config.global_batch, ctx.tr("per rank", "每个秩"),
-          config.global_batch / comm.size());
+          config.global_batch, ctx.tr("per rank", "每个秩"), config.global_batch / comm.size());
   TrainHooks hooks;
   if (comm.rank() == 0)
     hooks.on_step = [&](const StepMetrics& m) {
@@ -94,8 +93,8 @@ void lesson_07(LessonContext& ctx) {
     double diff = 0;
     for (size_t i = 0; i < a.size(); ++i)
       diff = std::max(diff, double(std::abs(a[i] - b[i])));
-    ctx.say("{} {}, B = {}: loss {:.4f}", comm.size(), ctx.tr("ranks", "个秩"),
-            config.global_batch, result.final_loss);
+    ctx.say("{} {}, B = {}: loss {:.4f}", comm.size(), ctx.tr("ranks", "个秩"), config.global_batch,
+            result.final_loss);
     ctx.say("1 {}, B = {}: loss {:.4f}", ctx.tr("rank ", "个秩"), config.global_batch,
             single.final_loss);
     ctx.say("{}: {}", ctx.tr("parameters", "参数"), describe_difference(diff, ctx.lang()));
@@ -113,8 +112,8 @@ void lesson_07(LessonContext& ctx) {
     ctx.say("  {:>7} {:>9} | {:>16} {:>16} {:>16} {:>16}", "a", "B", "R = 1", "R = 2", "R = 4",
             "R = 8");
     for (const Link& l : links) {
-      std::string row = fmt::format("  {:>5g}ms {:>5g}Gb/s |", l.alpha_s * 1e3,
-                                    l.bandwidth_Bps * 8 / 1e9);
+      std::string row =
+          fmt::format("  {:>5g}ms {:>5g}Gb/s |", l.alpha_s * 1e3, l.bandwidth_Bps * 8 / 1e9);
       double base = 0;
       for (int w : worlds) {
         const double t = step_model_s(data, big, w, l.alpha_s, l.bandwidth_Bps);

@@ -201,8 +201,8 @@ void lesson_08(LessonContext& ctx) {
           acts.push_back(std::move(y));
         }
         std::vector<float> dz(n * alone.back().out);
-        softmax_cross_entropy(acts.back().data(), labels.data(), n, alone.back().out,
-                              1.0f / n, dz.data());
+        softmax_cross_entropy(acts.back().data(), labels.data(), n, alone.back().out, 1.0f / n,
+                              dz.data());
         for (int l = layers - 1; l >= 0; --l) {
           std::vector<float> dx(n * alone[l].in);
           alone[l].backward(acts[l].data(), dz.data(), n, dx.data());

@@ -79,8 +79,7 @@ void lesson_09(LessonContext& ctx) {
     for (double slowdown : {1.0, 2.0, 4.0}) {
       const double t = step_model_s(data, ctx.seed(), world, slowdown);
       ctx.say_tr("rank {} computes {:g}x as long: {:.3f} ms per step",
-                 "秩 {} 的计算时间 ×{:g}：每步 {:.3f} ms",
-              world - 1, slowdown, t * 1e3);
+                 "秩 {} 的计算时间 ×{:g}：每步 {:.3f} ms", world - 1, slowdown, t * 1e3);
     }
   }
 
@@ -99,8 +98,8 @@ void lesson_09(LessonContext& ctx) {
       ctx.say("(no failure?)");
     } catch (const CommError& e) {
       ctx.say_tr("the run stopped after step {} of 10: CommError, exit code {}, peer rank {}",
-                 "运行在第 {} 步（共 10 步）后停止：CommError，退出码 {}，责任方：秩 {}",
-              last_step, e.exit_code(), e.peer());
+                 "运行在第 {} 步（共 10 步）后停止：CommError，退出码 {}，责任方：秩 {}", last_step,
+                 e.exit_code(), e.peer());
     }
   }
 
@@ -110,14 +109,14 @@ void lesson_09(LessonContext& ctx) {
     const TrainResult first = train_on(world, data, lesson_config(ctx.seed(), 10));
     const TrainResult resumed = train_on(world, data, lesson_config(ctx.seed(), 10), &first.params);
     ctx.say_tr("20 steps in one run:        loss {:.4f}, test accuracy {:.1f}%",
-               "一次训练 20 步：           损失 {:.4f}，测试准确率 {:.1f}%",
-            whole.final_loss, 100 * whole.test_accuracy.value_or(0));
+               "一次训练 20 步：           损失 {:.4f}，测试准确率 {:.1f}%", whole.final_loss,
+               100 * whole.test_accuracy.value_or(0));
     ctx.say_tr("10 steps, saved, 10 more:   loss {:.4f}, test accuracy {:.1f}%",
-               "10 步，保存，再续训 10 步：损失 {:.4f}，测试准确率 {:.1f}%",
-            resumed.final_loss, 100 * resumed.test_accuracy.value_or(0));
-    ctx.say("{}: {}", ctx.tr("parameters of the two", "两者的参数"),
-            describe_difference(max_abs_diff(flat(whole.params), flat(resumed.params)),
-                                ctx.lang()));
+               "10 步，保存，再续训 10 步：损失 {:.4f}，测试准确率 {:.1f}%", resumed.final_loss,
+               100 * resumed.test_accuracy.value_or(0));
+    ctx.say(
+        "{}: {}", ctx.tr("parameters of the two", "两者的参数"),
+        describe_difference(max_abs_diff(flat(whole.params), flat(resumed.params)), ctx.lang()));
   }
 
   ctx.section("next");

@@ -24,11 +24,16 @@ enum class Method { all_reduce, top_k, top_k_feedback, int8_feedback, local_sgd 
 
 const char* method_name(Method m) {
   switch (m) {
-    case Method::all_reduce: return "all_reduce (fp32)";
-    case Method::top_k: return "top-1%";
-    case Method::top_k_feedback: return "top-1% + EF";
-    case Method::int8_feedback: return "int8 + EF";
-    case Method::local_sgd: return "local SGD, H = 10";
+    case Method::all_reduce:
+      return "all_reduce (fp32)";
+    case Method::top_k:
+      return "top-1%";
+    case Method::top_k_feedback:
+      return "top-1% + EF";
+    case Method::int8_feedback:
+      return "int8 + EF";
+    case Method::local_sgd:
+      return "local SGD, H = 10";
   }
   return "";
 }
@@ -139,11 +144,20 @@ MethodResult run_method(const Dataset& data, uint64_t seed, int world, Method me
       forward_backward(model, data, batch.indices.subspan(lo, hi - lo), scale);
       comm.on_compute(0, 6 * macs * double(hi - lo));
       switch (method) {
-        case Method::all_reduce: all_reduce(comm, model.grads(), ReduceOp::SUM); break;
-        case Method::top_k: exchange_top_k(comm, model.grads(), residual, false); break;
-        case Method::top_k_feedback: exchange_top_k(comm, model.grads(), residual, true); break;
-        case Method::int8_feedback: exchange_int8(comm, model.grads(), residual); break;
-        case Method::local_sgd: break;
+        case Method::all_reduce:
+          all_reduce(comm, model.grads(), ReduceOp::SUM);
+          break;
+        case Method::top_k:
+          exchange_top_k(comm, model.grads(), residual, false);
+          break;
+        case Method::top_k_feedback:
+          exchange_top_k(comm, model.grads(), residual, true);
+          break;
+        case Method::int8_feedback:
+          exchange_int8(comm, model.grads(), residual);
+          break;
+        case Method::local_sgd:
+          break;
       }
       sgd.step(model.values(), model.grads());
       if (method == Method::local_sgd && (step + 1) % kLocalSteps == 0)
@@ -185,8 +199,7 @@ void lesson_10(LessonContext& ctx) {
       // Overlap: bucket i is all-reduced while the backward pass computes bucket i + 1.
       const double piece = backward / k;
       const double overlapped = piece + (k - 1) * std::max(piece, c) + c;
-      ctx.say("  {:>7} | {:>10} {:>14} {:>14}", k, ms(k * c), ms(backward + k * c),
-              ms(overlapped));
+      ctx.say("  {:>7} | {:>10} {:>14} {:>14}", k, ms(k * c), ms(backward + k * c), ms(overlapped));
     }
   }
 
@@ -194,12 +207,11 @@ void lesson_10(LessonContext& ctx) {
   if (comm.rank() == 0) {
     const Dataset& data = lesson_synthetic(ctx);
     const double alpha = 0.5e-3, bw = 1.25e6;  // 0.5 ms, 10 Mbit/s
-    ctx.say("R = {}, a = 0.5 ms, B = 10 Mbit/s; mlp:64 (P = 2826), batch {}, lr {:g}",
-            comm.size(), kBatch, kLr);
+    ctx.say("R = {}, a = 0.5 ms, B = 10 Mbit/s; mlp:64 (P = 2826), batch {}, lr {:g}", comm.size(),
+            kBatch, kLr);
     ctx.say("  {:<18} {:>10} | {:>19} {:>19} {:>19} | {:>5}", ctx.tr("method", "方法"),
             ctx.tr("bytes/step", "字节/步"), ctx.tr("step 20", "第 20 步"),
-            ctx.tr("step 40", "第 40 步"), ctx.tr("step 60", "第 60 步"),
-            ctx.tr("acc.", "准确率"));
+            ctx.tr("step 40", "第 40 步"), ctx.tr("step 60", "第 60 步"), ctx.tr("acc.", "准确率"));
     for (Method m : {Method::all_reduce, Method::top_k, Method::top_k_feedback,
                      Method::int8_feedback, Method::local_sgd}) {
       const MethodResult r = run_method(data, ctx.seed(), comm.size(), m, alpha, bw);
