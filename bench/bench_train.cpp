@@ -34,8 +34,10 @@ double dsgd_samples_per_s(const std::vector<int64_t>& sizes, int64_t batch, int 
   data::Rng rng(1);
   std::vector<float> x(batch * sizes.front()), dout(batch * sizes.back());
   std::vector<int32_t> labels(batch);
-  for (float& v : x) v = static_cast<float>(rng.uniform01());
-  for (auto& l : labels) l = static_cast<int32_t>(rng.uniform_index(sizes.back()));
+  for (float& v : x)
+    v = static_cast<float>(rng.uniform01());
+  for (auto& l : labels)
+    l = static_cast<int32_t>(rng.uniform_index(sizes.back()));
   auto step = [&] {
     model.zero_grad();
     auto out = model.forward(x.data(), batch);
@@ -44,11 +46,13 @@ double dsgd_samples_per_s(const std::vector<int64_t>& sizes, int64_t batch, int 
     model.backward(x.data(), dout.data(), batch);
     sgd.step(model.values(), model.grads());
   };
-  for (int i = 0; i < std::max(steps / 10, 5); ++i) step();
+  for (int i = 0; i < std::max(steps / 10, 5); ++i)
+    step();
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i) step();
+    for (int i = 0; i < steps; ++i)
+      step();
     best = std::min(best, Seconds(std::chrono::steady_clock::now() - t0).count());
   }
   return batch * steps / best;
@@ -73,8 +77,10 @@ int main(int argc, char** argv) {
   int steps = 300;
   bool torch = true;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-torch")) torch = false;
+    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-torch"))
+      torch = false;
   }
   set_blas_threads(1);
 
