@@ -1,7 +1,9 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -38,8 +40,16 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "dsgd: error: {}\nRun 'dsgd --help' or 'dsgd train --help' for usage.\n",
-               e.what());
+    // One line, like every other error: what CLI11 found, then where to read the usage of
+    // the command that was being parsed.
+    std::string command = "dsgd";
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      command += " " + sub->get_name();
+    }
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    fmt::print(stderr, "dsgd: error: {}; see '{} --help'\n", what, command);
     return kExitUsage;
   }
   try {
@@ -51,7 +61,10 @@ int run_cli(int argc, char** argv) {
   } catch (const ReportedByRankZero& e) {  // MPI: rank 0 printed the message
     return e.exit_code();
   } catch (const Error& e) {
-    fmt::print(stderr, "dsgd: error: {}\n", e.what());
+    std::string what = e.what();
+    // Bad usage or input is one line on stderr, whatever a library put in the message.
+    if (e.exit_code() == kExitUsage) std::replace(what.begin(), what.end(), '\n', ' ');
+    fmt::print(stderr, "dsgd: error: {}\n", what);
     return e.exit_code();
   } catch (const std::exception& e) {
     fmt::print(stderr, "dsgd: internal error: {}\n", e.what());

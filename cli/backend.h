@@ -2,7 +2,9 @@
 // process) or MPI ranks (this process is one rank of an mpirun job).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cli/sim_flags.h"
@@ -39,6 +41,12 @@ class ReportedByRankZero : public Error {
 // may be blocked waiting for this one, and MPI has no other way to tell them.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {});
+
+// The backend's own all_reduce (SUM, float32, in place) called directly, without the
+// Communicator: MPI_Allreduce on MPI_COMM_WORLD for "mpi"; empty for "sim", which has none.
+// `dsgd bench collective --backend mpi --algorithm native` times it beside dsgd's call.
+using BareAllReduce = std::function<void(float* data, size_t count)>;
+BareAllReduce bare_all_reduce(const std::string& backend);
 
 // --backend mpi runs on a real network with mpirun's ranks: the simulator's network and
 // fault flags (--scenario, --latency, ...) mean nothing there and are refused (UsageError).

@@ -45,6 +45,7 @@ struct Row {
   Algorithm algorithm = Algorithm::automatic;
   double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
   std::optional<double> predicted_us, error_pct, vs_loopback_pct;
+  std::optional<double> bare_us, overhead_pct;  // --backend mpi --algorithm native
   uint64_t wrong = 0;
 };
 
@@ -58,6 +59,7 @@ struct Plan {
   sim::LinkSpec link;
   int iters, warmup;
   std::optional<LoopbackBaseline> baseline;
+  BareAllReduce bare;  // the backend's own all_reduce, timed beside dsgd's (MPI, native)
 };
 
 // nccl-tests' busbw factors: what each rank's link carries relative to the buffer size.
@@ -166,17 +168,22 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
   fmt::print("# link: {}; {} warm-up + {} timed iterations per size, every result checked\n",
              link_text(plan.link), plan.warmup, plan.iters);
   fmt::print("# time: median over iterations on each rank, maximum over ranks\n");
+  if (plan.bare)
+    fmt::print(
+        "# bare: MPI_Allreduce called directly in the same run, iterations alternating with "
+        "dsgd's; overhead = dsgd native / bare - 1\n");
   if (plan.baseline)
     fmt::print(
         "# loopback baseline: {} TCP flows on 127.0.0.1 in a ring, all at once: "
         "{:.2f} GB/s per flow (slowest {:.2f})\n",
         plan.baseline->flows, plan.baseline->mean_flow_Bps / 1e9,
         plan.baseline->min_flow_Bps / 1e9);
-  fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}\n", "size",
+  fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}{}\n", "size",
              "count", "algorithm", "time", "algbw", "busbw", "predicted", "error", "busbw/",
-             "wrong");
-  fmt::print("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}\n", "(B)",
-             "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "loop (%)", "");
+             "wrong", plan.bare ? fmt::format(" {:>11} {:>9}", "bare", "overhead") : "");
+  fmt::print("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}{}\n", "(B)",
+             "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "loop (%)", "",
+             plan.bare ? fmt::format(" {:>11} {:>9}", "(us)", "(%)") : "");
   std::fflush(stdout);
 }
 
@@ -184,10 +191,12 @@ void print_row(const Row& r) {
   auto opt = [](const std::optional<double>& v, const char* format) {
     return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
   };
-  fmt::print("  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>9} {:>7}\n",
-             r.bytes, r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
-             opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"),
-             opt(r.vs_loopback_pct, "{:.0f}"), r.wrong);
+  fmt::print(
+      "  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>9} {:>7}{}\n", r.bytes,
+      r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
+      opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"), opt(r.vs_loopback_pct, "{:.0f}"),
+      r.wrong,
+      r.bare_us ? fmt::format(" {:>11.1f} {:>+9.1f}", *r.bare_us, r.overhead_pct.value_or(0)) : "");
   std::fflush(stdout);
 }
 
@@ -226,6 +235,8 @@ nlohmann::ordered_json to_json(const Plan& plan, const BenchFlags& f, int world,
                          {"predicted_us", opt(r.predicted_us)},
                          {"error_pct", opt(r.error_pct)},
                          {"busbw_vs_loopback_pct", opt(r.vs_loopback_pct)},
+                         {"bare_us", opt(r.bare_us)},
+                         {"overhead_pct", opt(r.overhead_pct)},
                          {"wrong", r.wrong}});
   }
   j["wrong"] = wrong;
@@ -270,26 +281,42 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       kStartMarginS + (std::bit_width(static_cast<unsigned>(world - 1)) + 1) * plan.link.latency_s;
   prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
   uint64_t last_bytes = UINT64_MAX;
-  std::vector<double> times;
+  std::vector<double> times, bare_times;
+  std::vector<float> bare_data;
   for (uint64_t size : plan.sizes) {
     const uint64_t bytes = bench.resize(size);
     if (bytes == last_bytes) continue;  // rounding to whole rows gave the same size again
     last_bytes = bytes;
     times.clear();
+    bare_times.clear();
     uint64_t wrong = 0;
+    if (plan.bare) bare_data.assign(bench.count(), 0.f);  // zeros: SUM keeps them steady
+    auto time_bare = [&] {
+      const double start_s = start_together(comm, lead_s);
+      plan.bare(bare_data.data(), bare_data.size());
+      return comm.wall_s() - start_s;
+    };
     for (int it = 0; it < plan.warmup + plan.iters; ++it) {
+      // With a bare baseline the two alternate which goes first, so both meet the same load.
+      const bool bare_first = plan.bare && it % 2 == 1;
+      double bare_s = bare_first ? time_bare() : 0;
       bench.reset();
       const double start_s = start_together(comm, lead_s);
       bench.run(comm, options);
       const double end_s = comm.wall_s();
+      if (plan.bare && !bare_first) bare_s = time_bare();
       wrong += bench.count_wrong();
-      if (it >= plan.warmup) times.push_back(end_s - start_s);
+      if (it >= plan.warmup) {
+        times.push_back(end_s - start_s);
+        if (plan.bare) bare_times.push_back(bare_s);
+      }
     }
-    // Gather (median us, wrong count) from every rank; the count is split in two so that
-    // each half is exact in a float.
-    const float mine[3] = {static_cast<float>(median(times) * 1e6), static_cast<float>(wrong >> 20),
-                           static_cast<float>(wrong & 0xFFFFF)};
-    std::vector<float> all(rank == 0 ? 3 * world : 0);
+    // Gather (median us, wrong count, bare median us) from every rank; the count is split in
+    // two so that each half is exact in a float.
+    const float mine[4] = {static_cast<float>(median(times) * 1e6), static_cast<float>(wrong >> 20),
+                           static_cast<float>(wrong & 0xFFFFF),
+                           static_cast<float>(median(bare_times) * 1e6)};
+    std::vector<float> all(rank == 0 ? 4 * world : 0);
     gather(comm, mine, all, 0);
     if (rank != 0) continue;
     Row row{.bytes = bytes,
@@ -298,10 +325,16 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
             .algorithm = plan.requested == Algorithm::native
                              ? Algorithm::native
                              : resolve_algorithm(plan.op, plan.requested, world, bytes)};
+    double bare_us = 0;
     for (int r = 0; r < world; ++r) {
-      row.time_us = std::max<double>(row.time_us, all[3 * r]);
+      row.time_us = std::max<double>(row.time_us, all[4 * r]);
       row.wrong +=
-          (static_cast<uint64_t>(all[3 * r + 1]) << 20) + static_cast<uint64_t>(all[3 * r + 2]);
+          (static_cast<uint64_t>(all[4 * r + 1]) << 20) + static_cast<uint64_t>(all[4 * r + 2]);
+      bare_us = std::max<double>(bare_us, all[4 * r + 3]);
+    }
+    if (plan.bare && bare_us > 0) {
+      row.bare_us = bare_us;
+      row.overhead_pct = (row.time_us / bare_us - 1) * 100;
     }
     if (row.time_us > 0) {
       row.algbw_GBps = bytes / row.time_us / 1e3;
@@ -381,7 +414,8 @@ void add_bench_command(CLI::App& app, BenchFlags& f) {
   c->add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
   c->add_flag("--explain", f.explain,
               "Print each algorithm's steps and bytes at --max-bytes, and exit");
-  c->add_flag("--no-baseline", f.no_baseline, "Skip the loopback baseline");
+  c->add_flag("--no-baseline", f.no_baseline,
+              "Skip the baselines: the loopback ring (sim), the bare MPI_Allreduce (mpi, native)");
 }
 
 int run_bench(const BenchFlags& f) {
@@ -426,6 +460,9 @@ int run_bench(const BenchFlags& f) {
   }
   if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline)
     plan.baseline = measure_loopback_ring(f.nodes);
+  if (plan.op == CollectiveOp::all_reduce && plan.requested == Algorithm::native &&
+      plan.reduce_op == ReduceOp::SUM && !f.no_baseline)
+    plan.bare = bare_all_reduce(f.backend);
 
   std::vector<Row> rows;
   int world = f.nodes;

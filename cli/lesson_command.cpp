@@ -288,7 +288,9 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
                                  "(the default)");
   step->excludes(auto_run);
   cmd->add_option("--check", f.check, "Check your solution of the lesson's exercise (a C++ file)");
-  cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")->capture_default_str();
+  cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")
+      ->capture_default_str()
+      ->check(integer_at_least(0, "the seed of the lesson's data and models"));
   add_sim_flags(*cmd, f.sim);
 }
 

@@ -26,6 +26,27 @@ void add_sim_flags(CLI::App& t, SimFlags& f) {
   t.add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
 }
 
+CLI::Validator integer_at_least(int64_t min, const std::string& hint) {
+  return CLI::Validator(
+      [min, hint](std::string& text) -> std::string {
+        const char* end = text.data() + text.size();
+        bool ok = false;
+        if (min >= 0) {  // unsigned, so that every uint64 seed fits; from_chars refuses '-'
+          uint64_t v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= static_cast<uint64_t>(min);
+        } else {
+          int64_t v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= min;
+        }
+        if (ok) return {};
+        return fmt::format("'{}' is not allowed; use a whole number of {} or more ({})", text, min,
+                           hint);
+      },
+      fmt::format("INT>={}", min));
+}
+
 sim::ClusterOptions build_cluster_options(const SimFlags& f) {
   sim::Scenario s;
   if (!f.scenario.empty()) s = sim::load_scenario(f.scenario);
@@ -33,7 +54,13 @@ sim::ClusterOptions build_cluster_options(const SimFlags& f) {
     sim::add_straggler(s, text);
   for (const auto& text : f.crashes)
     sim::add_crash(s, text);
-  if (!f.topology.empty()) s.network.topology = sim::parse_topology(f.topology);
+  if (!f.topology.empty()) {
+    try {
+      s.network.topology = sim::parse_topology(f.topology);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--topology: {}", e.what()));
+    }
+  }
   if (!f.latency.empty()) s.network.link.latency_s = sim::parse_duration_s(f.latency, "--latency");
   if (!f.bandwidth.empty())
     s.network.link.bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth");
@@ -61,8 +88,11 @@ sim::ClusterOptions build_cluster_options(const SimFlags& f) {
       if (a >= options.nodes || b >= options.nodes)
         throw UsageError(fmt::format("an outage names rank {}, but there are only {} nodes",
                                      std::max(a, b), options.nodes));
-  const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
-  if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 30s");
+  const double timeout_s =
+      f.timeout.starts_with('-') ? -1 : sim::parse_duration_s(f.timeout, "--timeout");
+  if (timeout_s <= 0)
+    throw UsageError(
+        fmt::format("--timeout '{}': the deadline must be positive, e.g. 30s", f.timeout));
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)));
   return options;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 
 namespace dsgd::cli {
 
@@ -24,6 +26,10 @@ struct SimFlags {
 };
 
 void add_sim_flags(CLI::App& app, SimFlags& flags);
+// A check for an integer flag: a whole number >= min, so that an explicit 0 or a negative
+// value is refused ("--steps: 0 is not allowed; use 1 or more ...") instead of being read
+// as "not given". `hint` ends the message (what the flag means, its default).
+CLI::Validator integer_at_least(int64_t min, const std::string& hint);
 // Scenario first, then the flags that were given. UsageError / DataError on bad values.
 sim::ClusterOptions build_cluster_options(const SimFlags& flags);
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" — for summaries.

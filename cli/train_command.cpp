@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend.h"
+#include "cli/device_choice.h"
 #include "cli/progress.h"
 #include "cli/train_run.h"
 #include "core/errors.h"
@@ -41,6 +42,7 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
   const double busy = r.compute_s + r.comm_s;
   fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
              r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
+  if (f.device != "cpu") fmt::print("  device           {}\n", describe_device(f, r.world));
   fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
   if (f.backend == "sim") {
@@ -57,8 +59,15 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
 }  // namespace
 
 void add_train_command(CLI::App& app, TrainFlags& f) {
-  add_train_options(
-      *app.add_subcommand("train", "Train a model with data-parallel synchronous SGD"), f);
+  CLI::App* train = app.add_subcommand("train", "Train a model with data-parallel synchronous SGD");
+  add_train_options(*train, f);
+  add_checkpoint_flags(*train, f.checkpoint);
+  train->footer(
+      "Checkpoints: --checkpoint-every K --checkpoint-dir D writes D/ckpt-<step>.npz every K "
+      "steps\n(parameters, momentum, step, data position, config hash), atomically, keeping "
+      "the newest\n--keep-checkpoints N. --resume continues from the newest intact one (or "
+      "--resume FILE)\nwith the same flags; it ends with the parameters of a run never "
+      "stopped, bit for bit.");
 }
 
 void add_train_options(CLI::App& command, TrainFlags& f) {
@@ -73,16 +82,21 @@ void add_train_options(CLI::App& command, TrainFlags& f) {
   t->add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
   t->add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str();
   t->add_flag("--nesterov", f.nesterov, "Nesterov momentum");
-  t->add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)");
-  t->add_option("--epochs", f.epochs, "Passes over the training data (default 5)");
-  t->add_option("--seed", f.seed, "Seed for initialisation and shuffling")->capture_default_str();
+  t->add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)")
+      ->check(integer_at_least(1, "SGD steps; leave --steps out for 5 epochs"));
+  t->add_option("--epochs", f.epochs, "Passes over the training data (default 5)")
+      ->check(integer_at_least(1, "passes over the data; the default is 5"));
+  t->add_option("--seed", f.seed, "Seed for initialisation and shuffling")
+      ->capture_default_str()
+      ->check(integer_at_least(0, "a seed for initialisation and shuffling"));
   t->add_flag("--no-shuffle", f.no_shuffle, "Take batches in file order");
   t->add_option("--eval-every", f.eval_every, "Evaluate every K steps (default: each epoch)");
   t->add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
   t->add_option("--save", f.save, "Save the final parameters (.npz)");
   t->add_option("--metrics", f.metrics, "Write one JSON line per step");
   t->add_option("--allreduce", f.allreduce, "auto | naive | ring | native")->capture_default_str();
-  t->add_option("--device", f.device, "cpu | cuda")->capture_default_str();
+  t->add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
+      ->capture_default_str();
   t->add_flag("--quiet,-q", f.quiet, "No progress bar");
   t->add_option("--trace", f.trace, "Write a Chrome trace (open in ui.perfetto.dev)");
   add_sim_flags(*t, f.sim);
@@ -98,6 +112,10 @@ int run_train(const TrainFlags& f) {
   const TrainConfig& config = inputs.config;
   const Dataset& data = inputs.data;
   const std::vector<NamedTensor>& init = inputs.init;
+  // The checkpoint to resume from, checked against this run; MPI checks the world later.
+  const CheckpointPlan plan = plan_checkpoints(
+      f.checkpoint, config, data, f.backend == "sim" ? options.nodes : std::max(f.sim.nodes, 0));
+  std::string last_checkpoint;  // written by rank 0's thread
   std::unique_ptr<MetricsWriter> metrics;
   if (!f.metrics.empty()) metrics = std::make_unique<MetricsWriter>(f.metrics);
   Progress progress(total_steps(config, data), f.quiet);
@@ -116,13 +134,24 @@ int run_train(const TrainFlags& f) {
         f.backend, options,
         [&](Communicator& comm) {
           if (f.backend == "mpi") mpi_rank = comm.rank();
+          check_world(plan, comm.size());
           TrainHooks hooks;
           if (comm.rank() == 0)
             hooks.on_step = [&](const StepMetrics& m) {
               if (metrics) metrics->write(m);
               progress.update(m);
             };
-          TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks);
+          if (comm.rank() == 0 && f.checkpoint.every > 0) {  // every rank holds the same state
+            CheckpointConfig saved = plan.run_config;
+            saved.world = comm.size();
+            hooks.checkpoint_every = f.checkpoint.every;
+            hooks.on_checkpoint = [&, saved](const TrainState& state) {
+              last_checkpoint =
+                  save_checkpoint(f.checkpoint.dir, {saved, state}, f.checkpoint.keep);
+            };
+          }
+          TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks,
+                                plan.resume ? &plan.resume->state : nullptr);
           if (comm.rank() == 0) result = std::move(r);
         },
         checks);
@@ -139,6 +168,10 @@ int run_train(const TrainFlags& f) {
   if (metrics) metrics->commit();
   print_summary(f, data, config, result, options,
                 std::chrono::duration<double>(Clock::now() - start).count());
+  if (plan.resume)
+    fmt::print("  resumed from     {} (step {})\n", plan.resume_path, plan.resume->state.step);
+  if (!last_checkpoint.empty())
+    fmt::print("  checkpoints      {} (newest {} kept)\n", last_checkpoint, f.checkpoint.keep);
   if (!f.save.empty()) fmt::print("  saved            {}\n", f.save);
   if (!f.metrics.empty()) fmt::print("  metrics          {}\n", f.metrics);
   if (!f.trace.empty() && f.backend == "mpi")

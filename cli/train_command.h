@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/checkpoint_flags.h"
 #include "cli/sim_flags.h"
 
 namespace CLI {
@@ -31,6 +32,7 @@ struct TrainFlags {
   std::string allreduce = "auto";
   std::string device = "cpu";
   SimFlags sim;
+  CheckpointFlags checkpoint;  // dsgd train only, not dsgd node
   std::string trace;
   bool quiet = false;
 };

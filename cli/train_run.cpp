@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/device_choice.h"
 #include "core/errors.h"
 #include "core/train/config_hash.h"
 
@@ -46,13 +47,11 @@ void check_output_path(const std::string& path, const char* flag) {
 }
 
 TrainInputs load_train_inputs(const TrainFlags& f) {
-  if (f.device != "cpu")
-    throw UsageError(
-        fmt::format("--device {}: this dsgd was built without CUDA; use --device cpu", f.device));
   if (!(f.lr > 0) || !std::isfinite(f.lr))
     throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
   TrainInputs in;
   in.config = build_train_config(f);
+  in.config.device = make_device_factory(f, in.config);  // checks --device first
   check_output_path(f.save, "--save");
   check_output_path(f.metrics, "--metrics");
   check_output_path(f.trace, "--trace");
@@ -63,11 +62,22 @@ TrainInputs load_train_inputs(const TrainFlags& f) {
   in.data = load_dataset(f.data, {.task = regression ? Task::regression : Task::classification});
   validate(in.config, in.data);
   if (!f.init.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(f.init, ec))
+      throw UsageError(fmt::format("--init {}: is a directory; give a .npz file", f.init));
     in.init = read_npz(f.init);
     // Check names and shapes now, with a clear message, before any node starts.
     Mlp probe =
         Mlp::from_spec(in.config.model, in.data.features, model_outputs(in.config.model, in.data));
     probe.load_state(in.init, "--init " + f.init);
+    // NaN or Inf parameters (a diverged run's --save) would only train to NaN.
+    for (const NamedTensor& t : in.init)
+      for (int64_t i = 0; i < t.tensor.numel(); ++i)
+        if (!std::isfinite(t.tensor[i]))
+          throw DataError(fmt::format(
+              "--init {}: {} holds {} at index {}; give parameters saved from a run that did "
+              "not diverge, or leave out --init",
+              f.init, t.name, std::isnan(t.tensor[i]) ? "NaN" : "Inf", i));
   }
   in.fingerprint = config_fingerprint(in.config) * 0x100000001b3ULL ^ dataset_fingerprint(in.data);
   return in;

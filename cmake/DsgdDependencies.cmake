@@ -62,10 +62,27 @@ if(NOT DSGD_WITH_CUDA STREQUAL "OFF")
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    set(DSGD_CUDA_REASON "nvcc found, device not built yet (issue: GPU ranks)")
+    # Data-centre and desktop GPUs of the last generations, as real code: Turing (T4), Ampere
+    # (A100, RTX 30), Ada (L4, L40, RTX 40), Hopper (H100, H200), Blackwell (B200, RTX 50),
+    # plus PTX of the newest for GPUs that come later. CUDA 13 dropped everything before 75.
+    # Override with -DCMAKE_CUDA_ARCHITECTURES=90 (one GPU kind) or =native.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "75-real;80-real;86-real;89-real;90-real;100-real;120"
+          CACHE STRING "CUDA architectures dsgd's kernels are compiled for")
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(CMAKE_CUDA_COMPILER AND TARGET CUDA::cudart AND TARGET CUDA::cublas)
+    set(DSGD_HAVE_CUDA ON)
+    set(DSGD_CUDA_REASON "CUDA ${CUDAToolkit_VERSION}, cuBLAS, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+    # NCCL is not used yet (gradients go through the Communicator; see README "GPU ranks").
   elseif(DSGD_WITH_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "DSGD_WITH_CUDA=ON but nvcc was not found")
+    message(FATAL_ERROR "DSGD_WITH_CUDA=ON but nvcc or cuBLAS was not found: install the CUDA Toolkit "
+                        "or pass -DCMAKE_CUDA_COMPILER=/path/to/nvcc")
+  elseif(CMAKE_CUDA_COMPILER)
+    set(DSGD_CUDA_REASON "nvcc found but not the CUDA runtime or cuBLAS libraries")
   else()
-    set(DSGD_CUDA_REASON "nvcc not found")
+    set(DSGD_CUDA_REASON "nvcc not found (CUDA Toolkit at /usr/local/cuda, or -DCMAKE_CUDA_COMPILER)")
   endif()
 endif()

@@ -6,7 +6,26 @@
 
 namespace dsgd::gui {
 
+GuiApp::GuiApp() : lessons_(lesson_entries()) {}
+GuiApp::~GuiApp() = default;
+
+void GuiApp::start_lesson(int number, bool chinese, double speed) {
+  if (session_) session_->stop();
+  replay_.reset();
+  replay_curve_.reset();
+  error_.clear();
+  view_.lesson_pick = number;
+  view_.lesson_zh = chinese;
+  if (!lesson_) lesson_ = std::make_unique<LessonSession>();
+  try {
+    lesson_->start(number, chinese ? lessons::Lang::zh : lessons::Lang::en, speed);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
 void GuiApp::start_live(const SimSettings& settings) {
+  if (lesson_) lesson_->stop();
   replay_.reset();
   replay_curve_.reset();
   error_.clear();
@@ -21,6 +40,7 @@ void GuiApp::start_live(const SimSettings& settings) {
 
 void GuiApp::open_replay(const std::string& trace_path, const std::string& metrics_path) {
   if (session_) session_->stop();
+  if (lesson_) lesson_->stop();
   replay_.reset();
   replay_curve_.reset();
   error_.clear();
@@ -31,6 +51,15 @@ void GuiApp::open_replay(const std::string& trace_path, const std::string& metri
   } catch (const std::exception& e) {
     error_ = e.what();
   }
+}
+
+void GuiApp::open_replay(Replay replay, std::optional<Curve> curve) {
+  if (session_) session_->stop();
+  if (lesson_) lesson_->stop();
+  error_.clear();
+  replay_ = std::move(replay);
+  replay_curve_ = std::move(curve);
+  cursor_s_ = replay_->begin_s();
 }
 
 void GuiApp::seek(double t_s) {
@@ -55,6 +84,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::set_view:
         view_ = c.view;
         continue;
+      case CommandKind::start_lesson:
+        start_lesson(c.index, c.flag, view_.draft.speed);
+        continue;
       default:
         break;
     }
@@ -70,6 +102,10 @@ void GuiApp::apply(Commands& commands) {
       start_live(c.settings);
       continue;
     }
+    if (lesson()) {  // a lesson takes the simulation commands while it is open
+      lesson_->apply(c);
+      continue;
+    }
     if (!session_) continue;
     try {
       session_->apply(c);
@@ -78,6 +114,7 @@ void GuiApp::apply(Commands& commands) {
     }
   }
   if (session_) session_->poll();
+  if (lesson_) lesson_->poll();
 }
 
 void GuiApp::tick(double dt_s) {
@@ -100,12 +137,15 @@ Snapshot GuiApp::snapshot() const {
     s.controls.paused = !replay_playing_;
     if (replay_curve_) s.curves.push_back(*replay_curve_);
     s.view = view_;
+  } else if (lesson_ && lesson_->active()) {
+    s = lesson_->snapshot(view_);
   } else if (session_) {
     s = session_->snapshot(view_);
   } else {
     s.view = view_;
   }
   if (!error_.empty()) s.error = error_;
+  s.lesson.catalog = lessons_;
   return s;
 }
 

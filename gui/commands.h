@@ -25,6 +25,7 @@ enum class CommandKind {
   seek,            // value: the time cursor (replay), in the snapshot's time base
   select_message,  // index (-1: none)
   set_view,        // view
+  start_lesson,    // index: the lesson's number; flag: in Chinese
 };
 
 struct Command {

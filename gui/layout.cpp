@@ -197,8 +197,9 @@ PlotScale fit_scale(const std::vector<double>& values, bool log) {
   return s;
 }
 
-Rect view_rect(View view, View only, float w, float h) {
+Rect view_rect(View view, View only, float w, float h, bool lesson) {
   if (only != View::all) return {0, 0, w, h};
+  if (lesson && view == View::timeline) return {0.22f * w, 0.6f * h, 0.61f * w, h};
   switch (view) {
     case View::controls:
       return {0, 0, 0.22f * w, h};
@@ -210,6 +211,8 @@ Rect view_rect(View view, View only, float w, float h) {
       return {0.61f * w, 0.34f * h, w, 0.6f * h};
     case View::timeline:
       return {0.22f * w, 0.6f * h, w, h};
+    case View::lesson:
+      return {0.61f * w, 0, w, h};
     case View::all:
       break;
   }

@@ -75,10 +75,12 @@ PlotScale fit_scale(const std::vector<double>& values, bool log);
 
 // Where draw_dashboard puts a view's window in a display of `width` x `height` pixels (the
 // whole display when showing only one view); the screenshot tests check these rectangles.
+// With a lesson open the lesson panel takes the right-hand column (convergence and gradients
+// make way) and the timeline the rest of the bottom.
 struct Rect {
   float x0, y0, x1, y1;
 };
-Rect view_rect(View view, View only, float width, float height);
+Rect view_rect(View view, View only, float width, float height, bool lesson = false);
 
 // "1.5 ms", "3 us", "2.00 s".
 std::string format_seconds(double s);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "core/errors.h"
 #include "gui/app.h"
 #include "gui/capture.h"
+#include "gui/lesson_session.h"
 #include "gui/options.h"
 #include "gui/theme.h"
 #include "gui/views.h"
@@ -38,6 +40,21 @@ int main(int argc, char** argv) {
   } catch (const dsgd::Error& e) {
     std::fprintf(stderr, "dsgd-gui: error: %s\n", e.what());
     return e.exit_code();
+  }
+  // A trace (and metrics file) to replay is read before any window opens: a bad file is one
+  // line on stderr and exit code 2, as in dsgd. --headless instead renders the error window
+  // into its screenshot (and exits 2 after it), which is how the error window is tested.
+  std::optional<Replay> replay;
+  std::optional<Curve> replay_curve;
+  if (!options.replay.empty() && !options.headless) {
+    try {
+      replay = Replay::load(options.replay);
+      if (!options.replay_metrics.empty())
+        replay_curve = load_metrics_curve(options.replay_metrics);
+    } catch (const dsgd::Error& e) {
+      std::fprintf(stderr, "dsgd-gui: error: %s\n", e.what());
+      return e.exit_code();
+    }
   }
 
   // Mesa re-allocates its vertex and bin buffers every frame; keeping freed memory in the
@@ -77,7 +94,7 @@ int main(int argc, char** argv) {
   apply_theme(applied.theme, applied.ui_scale);
   ImVector<ImWchar> glyph_ranges;  // the font atlas points into it until shutdown
   load_fonts(options.font.empty() ? default_cjk_font() : options.font, applied.ui_scale,
-             glyph_ranges);
+             glyph_ranges, lesson_font_text());
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init(glsl_version);
 
@@ -85,13 +102,18 @@ int main(int argc, char** argv) {
   GuiApp app;
   app.view() = options.view_settings;
   if (!options.replay.empty()) {
-    app.open_replay(options.replay, options.replay_metrics);
+    if (replay)
+      app.open_replay(std::move(*replay), std::move(replay_curve));
+    else  // --headless: a bad file shows the error window
+      app.open_replay(options.replay, options.replay_metrics);
     if (options.seek >= 0) {
       app.seek_fraction(options.seek);
       Commands pause;
       pause.push(CommandKind::pause);
       app.apply(pause);
     }
+  } else if (options.lesson > 0) {
+    app.start_lesson(options.lesson, options.lesson_zh, options.sim.speed);
   } else {
     app.start_live(options.sim);
   }
@@ -127,6 +149,10 @@ int main(int argc, char** argv) {
       }
       SimSession* session = app.session();
       const double waited = std::chrono::duration<double>(now - started).count();
+      // A lesson's steps are delivered over the next frames: wait for them.
+      if (LessonSession* lesson = app.lesson();
+          lesson && lesson->pending_steps() > 0 && lesson->running() && waited < options.timeout_s)
+        ready = false;
       if (session && session->step() < options.min_steps && session->running() &&
           waited < options.timeout_s)
         ready = false;

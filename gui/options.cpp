@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "lessons/lesson.h"
 #include "sim/link_model.h"
 #include "sim/scenario.h"
 
@@ -15,9 +16,12 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   std::string mode = "train", algorithm = "ring", latency, bandwidth, jitter, theme = "dark",
               view = "all";
   std::vector<std::string> stragglers, crashes;
+  std::string lang = "en";
   app.add_option("--scenario", o.scenario, "Cluster scenario (TOML, see assets/scenarios/)");
   app.add_option("--replay", o.replay, "Replay a Chrome trace written by `dsgd train --trace`");
   app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
+  app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
+  app.add_option("--lang", lang, "Lesson language: en or zh (简体中文)");
   app.add_option("--mode", mode, "train | allreduce (the all_reduce demo)");
   app.add_option("--nodes", o.sim.nodes, "Simulated nodes (default 4)");
   app.add_option("--algorithm", algorithm,
@@ -35,7 +39,8 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   app.add_option("--steps", o.sim.steps, "Training steps (all_reduce rounds in the demo)");
   app.add_option("--speed", o.sim.speed, "Network clock speed, 0.001 to 1000 (0.1 = slow motion)");
   app.add_flag("--step-mode", o.sim.step_mode, "Start with every message held until stepped");
-  app.add_option("--view", view, "all | topology | convergence | timeline | gradients | controls");
+  app.add_option("--view", view,
+                 "all | topology | convergence | timeline | gradients | controls | lesson");
   app.add_option("--theme", theme, "dark | light | projector");
   app.add_option("--scale", o.view_settings.ui_scale, "UI scale (projector: 1.5 to 2)");
   app.add_option("--font", o.font, "Font file with CJK glyphs");
@@ -69,7 +74,8 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
     o.view = *v;
   else
     throw UsageError(fmt::format(
-        "--view {}: use all, topology, convergence, timeline, gradients or controls", view));
+        "--view {}: use all, topology, convergence, timeline, gradients, controls or lesson",
+        view));
   if (theme == "dark")
     o.view_settings.theme = Theme::dark;
   else if (theme == "light")
@@ -87,6 +93,11 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (o.headless && o.screenshot.empty())
     throw UsageError("--headless needs --screenshot FILE.png");
   if (o.frames < 1) throw UsageError("--frames: at least 1");
+  o.lesson_zh = lessons::parse_lang(lang) == lessons::Lang::zh;
+  if (o.lesson != 0) {
+    if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
+    lessons::find_lesson(o.lesson);  // UsageError naming the lessons there are
+  }
 
   // A scenario sets the cluster; explicit flags below override it, as in `dsgd train`.
   if (!o.scenario.empty()) {

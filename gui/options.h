@@ -16,6 +16,8 @@ struct GuiOptions {
   std::string scenario;        // TOML (assets/scenarios), applied to sim
   std::string replay;          // a Chrome trace from `dsgd train --trace`
   std::string replay_metrics;  // optional metrics JSONL for the replay's loss curve
+  int lesson = 0;              // > 0: open this lesson (as `dsgd lesson N`) in step mode
+  bool lesson_zh = false;      // --lang zh
   View view = View::all;
   ViewSettings view_settings;
   std::string font;  // a TTF/TTC with CJK glyphs; empty = the Debian WenQuanYi font if present

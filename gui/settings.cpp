@@ -45,13 +45,15 @@ const char* to_string(View view) {
       return "gradients";
     case View::controls:
       return "controls";
+    case View::lesson:
+      return "lesson";
   }
   return "?";
 }
 
 std::optional<View> parse_view(const std::string& text) {
   for (View v : {View::all, View::topology, View::convergence, View::timeline, View::gradients,
-                 View::controls})
+                 View::controls, View::lesson})
     if (text == to_string(v)) return v;
   return std::nullopt;
 }

@@ -47,7 +47,7 @@ std::string describe(const SimSettings& settings);
 enum class Layout { automatic, ring, star, grid };
 const char* to_string(Layout layout);
 
-enum class View { all, topology, convergence, timeline, gradients, controls };
+enum class View { all, topology, convergence, timeline, gradients, controls, lesson };
 const char* to_string(View view);
 std::optional<View> parse_view(const std::string& text);
 
@@ -62,8 +62,10 @@ struct ViewSettings {
   int selected_message = -1;   // index into Snapshot::messages
   Theme theme = Theme::dark;
   float ui_scale = 1.0f;
-  bool chinese = false;  // window titles and captions in Simplified Chinese
-  SimSettings draft;     // the controls panel's edits, applied by "restart"
+  bool chinese = false;    // window titles and captions in Simplified Chinese
+  SimSettings draft;       // the controls panel's edits, applied by "restart"
+  int lesson_pick = 1;     // the lesson picker's choice (a lesson number) ...
+  bool lesson_zh = false;  // ... and language, applied by "open lesson"
 };
 
 }  // namespace dsgd::gui

@@ -92,6 +92,36 @@ struct ControlState {
   SimSettings settings;
 };
 
+// One line of a lesson's transcript in the lesson panel.
+struct LessonLine {
+  enum class Kind : uint8_t { section, say, print, message };
+  Kind kind = Kind::say;
+  int rank = 0;      // print, message: the rank (the sender for a message)
+  std::string text;  // section: its README text; message: "rank 0 -> rank 1 · tag 0 · ..."
+};
+
+// A lesson of the catalog, for the picker.
+struct LessonEntry {
+  int number = 0;
+  std::string title_en, title_zh;
+  int nodes = 4;
+};
+
+// The lesson panel: the lesson chosen, its text so far and the run's state.
+struct LessonView {
+  bool active = false;  // a lesson is loaded (its run may have finished)
+  int number = 0;
+  bool zh = false;
+  std::string title, intro;
+  int world = 0;
+  int sections_total = 0, sections_shown = 0;
+  std::vector<LessonLine> lines;
+  bool running = false;
+  int pending_steps = 0;
+  std::string error;
+  std::vector<LessonEntry> catalog;  // every lesson (also when none is active)
+};
+
 struct Snapshot {
   std::string title;
   std::string error;  // shown in the window (a malformed trace, a failed run)
@@ -109,6 +139,7 @@ struct Snapshot {
   ControlState controls;
   ViewSettings view;
   Algorithm algorithm = Algorithm::ring;
+  LessonView lesson;
 
   const LinkView& link(int src, int dst) const { return links[src * world + dst]; }
 };

@@ -98,9 +98,10 @@ std::string default_cjk_font() {
 
 // Every Chinese character the views print (window titles, captions), some of which are
 // outside ImGui's "common" 2500.
-constexpr const char* kUiChinese = "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文";
+constexpr const char* kUiChinese = "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文课程";
 
-bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges) {
+bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
+                const std::string& extra_text) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   const float size = 16.0f * scale;
@@ -108,6 +109,7 @@ bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges)
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
     builder.AddText(kUiChinese);
+    builder.AddText(extra_text.c_str());
     ranges.clear();
     builder.BuildRanges(&ranges);
     ImFontConfig config;
@@ -132,6 +134,8 @@ const char* view_title(View view, bool chinese) {
       return chinese ? "梯度平均 Gradient averaging###gradients" : "Gradient averaging###gradients";
     case View::controls:
       return chinese ? "控制 Controls###controls" : "Controls###controls";
+    case View::lesson:
+      return chinese ? "课程 Lesson###lesson" : "Lesson###lesson";
     case View::all:
       break;
   }

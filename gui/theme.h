@@ -27,8 +27,10 @@ std::string default_cjk_font();
 // Loads `path` (or ImGui's default font when empty or missing) at 16 px * scale with the
 // Latin and common Simplified Chinese glyphs, plus every character of the UI's own Chinese
 // text. `ranges` must outlive the font atlas (ImGui keeps a pointer): the caller owns it.
-// Call before the first frame. Returns whether the CJK font was loaded.
-bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges);
+// Call before the first frame. Returns whether the CJK font was loaded. `extra_text`: more
+// characters to include (the lessons' Chinese text, lesson_font_text()).
+bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
+                const std::string& extra_text = "");
 
 // A window title in the chosen language: "Topology" / "拓扑".
 const char* view_title(View view, bool chinese);

@@ -14,6 +14,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr const char* kWriteAgain = "write the trace again with `dsgd train --trace FILE`";
+
 // An event with the sort key that puts it back in causal order on its rank: by time; at one
 // instant ends before begins, an enclosing slice's begin before its children's and its end
 // after theirs.
@@ -46,7 +48,9 @@ Replay Replay::parse(std::string_view text, const std::string& name) {
   try {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    throw DataError(fmt::format("{}: not a Chrome trace: not JSON ({})", name, e.what()));
+    throw DataError(fmt::format(
+        "{}: not a Chrome trace: not JSON ({}); write one with `dsgd train --trace FILE`", name,
+        e.what()));
   }
   const json* list = nullptr;
   if (doc.is_array())
@@ -128,9 +132,11 @@ Replay Replay::parse(std::string_view text, const std::string& name) {
       keyed.push_back({ts, 1, -dur, serial++, begin});
       keyed.push_back({ts + dur, 0, dur, serial++, end});
     } catch (const DataError& e) {
-      throw DataError(fmt::format("{}: malformed trace event #{}: {}", name, index, e.what()));
+      throw DataError(
+          fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
     } catch (const json::exception& e) {
-      throw DataError(fmt::format("{}: malformed trace event #{}: {}", name, index, e.what()));
+      throw DataError(
+          fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
     }
   }
   if (keyed.empty())
@@ -179,7 +185,11 @@ Replay Replay::load(const std::string& path) {
 
 Curve load_metrics_curve(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw DataError(fmt::format("{}: cannot open the metrics file", path));
+  if (!f)
+    throw DataError(
+        fmt::format("{}: cannot open the metrics file; check the path (write one with `dsgd train "
+                    "--metrics FILE`)",
+                    path));
   Curve curve{.label = path};
   std::string line;
   int number_of_line = 0;
@@ -197,7 +207,9 @@ Curve load_metrics_curve(const std::string& path) {
       p.test_accuracy = j.value("test_accuracy", -1.0);
       curve.points.push_back(p);
     } catch (const json::exception& e) {
-      throw DataError(fmt::format("{}:{}: not a metrics line: {}", path, number_of_line, e.what()));
+      throw DataError(fmt::format(
+          "{}:{}: not a metrics line: {}; give the JSONL file that `dsgd train --metrics` wrote",
+          path, number_of_line, e.what()));
     }
   }
   return curve;

@@ -20,7 +20,8 @@ void run_controls(const Snapshot& s, Commands& commands) {
   if (c.live) {
     ImGui::SameLine();
     if (ImGui::Button("Step message")) commands.push(CommandKind::step_message);
-    if (ImGui::Button("Step training step")) commands.push(CommandKind::step_training);
+    if (!s.lesson.active && ImGui::Button("Step training step"))
+      commands.push(CommandKind::step_training);
     bool step_mode = c.step_mode;
     if (ImGui::Checkbox("step mode (hold every message)", &step_mode))
       commands.push(Command{.kind = CommandKind::set_step_mode, .flag = step_mode});
@@ -189,8 +190,13 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     if (ImGui::SmallButton("clear"))
       commands.push(Command{.kind = CommandKind::select_message, .index = -1});
   }
-  if (ImGui::CollapsingHeader(s.view.chinese ? "模拟设置 Simulation" : "Simulation",
-                              ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(
+          s.view.chinese ? "课程 Lessons" : "Lessons",
+          s.lesson.active ? ImGuiTreeNodeFlags_None : ImGuiTreeNodeFlags_DefaultOpen))
+    draw_lesson_picker(s, commands);
+  if (ImGui::CollapsingHeader(
+          s.view.chinese ? "模拟设置 Simulation" : "Simulation",
+          s.lesson.active ? ImGuiTreeNodeFlags_None : ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
   if (ImGui::CollapsingHeader(s.view.chinese ? "显示 View" : "View",
                               ImGuiTreeNodeFlags_DefaultOpen))
@@ -200,15 +206,19 @@ void draw_controls(const Snapshot& s, Commands& commands) {
 void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  const View views[] = {View::controls, View::topology, View::convergence, View::gradients,
-                        View::timeline};
+  const View views[] = {View::controls,  View::topology, View::convergence,
+                        View::gradients, View::timeline, View::lesson};
+  const bool lesson = s.lesson.active;
   // The views draw on the window's own background (one fill per pixel: software renderers
   // under Xvfb are fill-bound).
   ImGui::PushStyleColor(ImGuiCol_WindowBg,
                         ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).background));
   for (View view : views) {
     if (only != View::all && only != view) continue;
-    const Rect r = view_rect(view, only, display.x, display.y);
+    if (only == View::all && (view == View::lesson) != lesson &&
+        (view == View::lesson || view == View::convergence || view == View::gradients))
+      continue;
+    const Rect r = view_rect(view, only, display.x, display.y, lesson);
     ImGui::SetNextWindowPos({r.x0, r.y0}, cond);
     ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, cond);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
@@ -229,6 +239,9 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
           break;
         case View::timeline:
           draw_timeline(s, commands);
+          break;
+        case View::lesson:
+          draw_lesson(s, commands);
           break;
         case View::all:
           break;

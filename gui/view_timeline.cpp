@@ -98,7 +98,12 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
     if (b - a > 60 * scale && lane_h > 12 * scale)
       dl->AddText({a + 3, y + (lane_h - 14 * scale) / 2}, rgba(0, 0, 0), sl.name);
   }
-  // Messages: send (comm lane of src) to arrival (comm lane of dst).
+  // Messages: send (comm lane of src) to arrival (comm lane of dst). Without anti-aliasing:
+  // an anti-aliased line is a textured quad, and a thousand long diagonal ones cost a
+  // software renderer (Mesa llvmpipe under Xvfb) most of a frame; one-pixel lines look the
+  // same at this size.
+  const ImDrawListFlags flags = dl->Flags;
+  dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   int nearest = -1;
   float nearest_d = 6 * scale;
@@ -117,6 +122,7 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
       nearest = i;
     }
   }
+  dl->Flags = flags;
   if (s.now_s >= t0 && s.now_s <= t1)
     dl->AddLine({X(s.now_s), top.y}, {X(s.now_s), top.y + avail.y - axis_h}, pal.cursor, 2 * scale);
   dl->PopClipRect();

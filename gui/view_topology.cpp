@@ -60,7 +60,11 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   const float node_r =
       std::clamp(std::min(size.x, size.y) * (s.world > 16 ? 0.035f : 0.07f), 7.0f, 40.0f * scale);
 
-  // Links: ring neighbours (ring layout) and every pair a message used.
+  // Links: ring neighbours (ring layout) and every pair a message used. Long thin lines are
+  // what a software renderer (Mesa llvmpipe under Xvfb) pays most for, per pixel it touches:
+  // drawn without the anti-aliased rim (32 ranks talking to each other: 496 of them).
+  const ImDrawListFlags flags = dl->Flags;
+  dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
   std::set<std::pair<int, int>> used;
   for (const MessageView& m : s.messages)
     if (m.src != m.dst) used.insert({std::min(m.src, m.dst), std::max(m.src, m.dst)});
@@ -78,12 +82,17 @@ void draw_topology(const Snapshot& s, Commands& commands) {
                     scale);
   }
 
+  dl->Flags = flags;
+
   // Packets in flight (and the selected message wherever it is).
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   int hovered = -1;
   float hovered_d2 = 1e30f;
   const float offset = 0.012f;
   const bool labels = s.in_flight.size() <= 64;
+  // Packets without an anti-aliased rim (which doubles their vertices and triangles: a
+  // thousand packets cost a software renderer most of a frame), fewer segments when small.
+  dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
   for (int index : s.in_flight) {
     const MessageView& m = s.messages[index];
     if (m.src == m.dst) continue;
@@ -98,7 +107,7 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     const Vec2 to{b.x - (b.x - a.x) * k, b.y - (b.y - a.y) * k};
     const Vec2 q = packet_position(from, to, p, offset * std::min(size.x, size.y));
     const ImVec2 at{q.x, q.y};
-    dl->AddCircleFilled(at, r, colour_for_op(m.op), 12);
+    dl->AddCircleFilled(at, r, colour_for_op(m.op), r < 6 ? 8 : 12);
     if (index == s.view.selected_message) dl->AddCircle(at, r + 3, pal.selection, 16, 2.5f);
     if (labels && m.chunk >= 0)
       dl->AddText({at.x + r + 2, at.y - r - 2}, pal.text, fmt::format("c{}", m.chunk).c_str());
@@ -108,6 +117,8 @@ void draw_topology(const Snapshot& s, Commands& commands) {
       hovered_d2 = d2;
     }
   }
+
+  dl->Flags = flags;
 
   // Ranks.
   for (int r = 0; r < s.world; ++r) {

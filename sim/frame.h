@@ -1,6 +1,7 @@
 // Wire frames of the simulated transport: a fixed 48-byte little-endian header, then
-// `length` payload bytes. decode_header() checks magic, kind and length *before* the
-// receiver allocates anything, so a foreign or corrupt peer cannot make it allocate.
+// `length` payload bytes whose CRC32C the header carries. decode_header() checks magic,
+// kind, reserved bytes and length *before* the receiver allocates anything, so a foreign
+// or corrupt peer cannot make it allocate; check_payload() then checks the CRC.
 // Not a general serializer: payloads are raw float32 arrays.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace dsgd::sim {
@@ -25,7 +27,8 @@ struct FrameHeader {
   uint64_t seq = 0;        // per (source, destination) sequence number, from 0
   int64_t visible_ns = 0;  // network-clock time (ns) the link model says it arrives
   int64_t model_ns = 0;    // model time (ns) it arrives
-  uint64_t length = 0;     // payload bytes, a multiple of 4 (float32)
+  uint64_t length = 0;     // payload bytes, a multiple of 4 (float32), <= kMaxFrameBytes
+  uint32_t crc32c = 0;     // CRC32C of the payload (crc32c.h)
 };
 
 using HeaderBytes = std::array<uint8_t, kFrameHeaderBytes>;
@@ -34,5 +37,8 @@ HeaderBytes encode_header(const FrameHeader& header);
 // Returns the header, or nullopt with *why set to a one-line reason (bad magic, unknown
 // kind, length over kMaxFrameBytes or not a whole number of floats, negative source).
 std::optional<FrameHeader> decode_header(const HeaderBytes& bytes, std::string* why);
+// "" when `payload` is the one `header` describes (its length and CRC32C), otherwise why
+// not ("payload CRC32C 0x... but the header says 0x...: corrupt frame").
+std::string check_payload(const FrameHeader& header, std::span<const uint8_t> payload);
 
 }  // namespace dsgd::sim

@@ -1,5 +1,7 @@
 #include "sim/handshake.h"
 
+#include <algorithm>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
@@ -9,6 +11,8 @@
 #include <random>
 
 #include <fmt/format.h>
+
+#include "sim/crc32c.h"
 
 namespace dsgd::sim {
 
@@ -71,11 +75,8 @@ std::string Reader::text(size_t n) {
 std::vector<uint8_t> encode_hello(const Hello& h) {
   const size_t token_bytes = std::min(h.token.size(), kMaxTokenBytes);
   const size_t padded = (token_bytes + 3) / 4 * 4;  // frame lengths are whole float32s
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> out(kFrameHeaderBytes);      // the header, once the payload's CRC is known
   out.reserve(kFrameHeaderBytes + kHelloFixedBytes + padded);
-  const HeaderBytes header = encode_header(
-      {.kind = FrameKind::hello, .source = h.rank, .length = kHelloFixedBytes + padded});
-  out.insert(out.end(), header.begin(), header.end());
   wire::put_u32(out, kHelloMagic);
   wire::put_u16(out, h.version);
   wire::put_u16(out, static_cast<uint16_t>(token_bytes));
@@ -88,6 +89,13 @@ std::vector<uint8_t> encode_hello(const Hello& h) {
   out.resize(out.size() + 6, 0);  // reserved
   out.insert(out.end(), h.token.begin(), h.token.begin() + static_cast<ptrdiff_t>(token_bytes));
   out.resize(out.size() + padded - token_bytes, 0);
+  const std::span<const uint8_t> payload(out.data() + kFrameHeaderBytes,
+                                         out.size() - kFrameHeaderBytes);
+  const HeaderBytes header = encode_header({.kind = FrameKind::hello,
+                                            .source = h.rank,
+                                            .length = payload.size(),
+                                            .crc32c = crc32c(payload)});
+  std::copy(header.begin(), header.end(), out.begin());
   return out;
 }
 
@@ -252,9 +260,17 @@ ErrorCode read_until(tcp::socket& socket, std::span<uint8_t> bytes, Clock::time_
       });
 }
 
-std::optional<std::vector<uint8_t>> read_setup_frame(tcp::socket& socket, size_t max_bytes,
-                                                     Clock::time_point deadline, std::string* why,
-                                                     ErrorCode* io_error) {
+namespace {
+
+struct SetupFrame {
+  FrameHeader header;
+  std::vector<uint8_t> payload;
+};
+
+// read_setup_frame without the CRC check.
+std::optional<SetupFrame> read_unchecked(tcp::socket& socket, size_t max_bytes,
+                                         Clock::time_point deadline, std::string* why,
+                                         ErrorCode* io_error) {
   if (io_error) io_error->clear();
   HeaderBytes header_bytes{};
   ErrorCode ec = read_until(socket, header_bytes, deadline);
@@ -278,17 +294,33 @@ std::optional<std::vector<uint8_t>> read_setup_frame(tcp::socket& socket, size_t
                        max_bytes);
     return std::nullopt;
   }
-  std::vector<uint8_t> payload(header->length);
-  ec = read_until(socket, payload, deadline);
+  SetupFrame frame{.header = *header, .payload = std::vector<uint8_t>(header->length)};
+  ec = read_until(socket, frame.payload, deadline);
   if (ec) return failed(ec);
-  return payload;
+  return frame;
+}
+
+}  // namespace
+
+std::optional<std::vector<uint8_t>> read_setup_frame(tcp::socket& socket, size_t max_bytes,
+                                                     Clock::time_point deadline, std::string* why,
+                                                     ErrorCode* io_error) {
+  auto frame = read_unchecked(socket, max_bytes, deadline, why, io_error);
+  if (!frame) return std::nullopt;
+  *why = check_payload(frame->header, frame->payload);
+  if (!why->empty()) return std::nullopt;
+  return std::move(frame->payload);
 }
 
 std::optional<Hello> read_hello(tcp::socket& socket, Clock::time_point deadline, std::string* why,
                                 ErrorCode* io_error) {
-  auto payload = read_setup_frame(socket, kMaxHelloBytes, deadline, why, io_error);
-  if (!payload) return std::nullopt;
-  return decode_hello(*payload, why);
+  auto frame = read_unchecked(socket, kMaxHelloBytes, deadline, why, io_error);
+  if (!frame) return std::nullopt;
+  auto hello = decode_hello(frame->payload, why);
+  if (!hello) return std::nullopt;
+  *why = check_payload(frame->header, frame->payload);
+  if (!why->empty()) return std::nullopt;
+  return hello;
 }
 
 }  // namespace dsgd::sim

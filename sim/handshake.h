@@ -23,7 +23,8 @@
 namespace dsgd::sim {
 
 inline constexpr uint32_t kHelloMagic = 0x48475344;  // "DSGH" read as little-endian bytes
-inline constexpr uint16_t kProtocolVersion = 1;
+// 2: frame headers carry the payload's CRC32C (frame.h).
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr size_t kMaxTokenBytes = 256;
 inline constexpr size_t kHelloFixedBytes = 48;
 inline constexpr size_t kMaxHelloBytes = kHelloFixedBytes + kMaxTokenBytes;  // payload
@@ -56,7 +57,7 @@ struct Hello {
 // longer ones first).
 std::vector<uint8_t> encode_hello(const Hello& hello);
 // Parses a payload; nullopt with *why = a one-line reason (bad magic, wrong protocol
-// version, inconsistent length).
+// version, inconsistent length). The frame's CRC is the caller's to check (check_payload).
 std::optional<Hello> decode_hello(std::span<const uint8_t> payload, std::string* why);
 // "" when `hello` may join the job `job` of `world` ranks at the node of rank `self`
 // (self = -1: any rank may), otherwise why not ("wrong job token", ...).
@@ -89,14 +90,16 @@ ErrorCode read_until(boost::asio::ip::tcp::socket& socket, std::span<uint8_t> by
                      Clock::time_point deadline);
 
 // Reads one set-up frame (FrameKind::hello) whose payload is at most `max_bytes`: the
-// header first, its length checked, then the payload. nullopt with *why on a timeout, a
-// closed connection, a bad header, another kind or an oversized payload; *io_error (when
-// given) is then the socket's error (timed_out, eof, ...), or clear for bad content.
+// header first, its length checked, then the payload and its CRC32C. nullopt with *why on
+// a timeout, a closed connection, a bad header, another kind, an oversized or corrupt
+// payload; *io_error (when given) is then the socket's error (timed_out, eof, ...), or
+// clear for bad content.
 std::optional<std::vector<uint8_t>> read_setup_frame(boost::asio::ip::tcp::socket& socket,
                                                      size_t max_bytes, Clock::time_point deadline,
                                                      std::string* why,
                                                      ErrorCode* io_error = nullptr);
-// read_setup_frame + decode_hello.
+// read_setup_frame + decode_hello (a hello of another protocol version is named as such
+// before its CRC is checked).
 std::optional<Hello> read_hello(boost::asio::ip::tcp::socket& socket, Clock::time_point deadline,
                                 std::string* why, ErrorCode* io_error = nullptr);
 

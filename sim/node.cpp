@@ -8,16 +8,25 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sim/crc32c.h"
 
 namespace dsgd::sim {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
+
+namespace {
+// Strangers being read at once beyond this are refused unread.
+constexpr size_t kMaxStrangers = 16;
+// Payload bytes read (and checksummed) per read: small enough to stay in L2 cache.
+constexpr size_t kPayloadChunkBytes = 256 * 1024;
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Requests
@@ -169,7 +178,85 @@ void SimNode::accept_one() {
       return;
     }
     log_refusal(who, *socket, why);  // and keep accepting: a foreign peer breaks nothing
+    note_refusal(fmt::format("{}: {}", remote_name(*socket), why));
   }
+}
+
+void SimNode::note_refusal(const std::string& line) {
+  std::lock_guard lock(refusals_mutex_);
+  refusals_.push_back(line);
+}
+
+std::vector<std::string> SimNode::refusals() const {
+  std::lock_guard lock(refusals_mutex_);
+  return refusals_;
+}
+
+// ---------------------------------------------------------------------------------------
+// Strangers: connections after set-up (I/O thread)
+// ---------------------------------------------------------------------------------------
+
+void SimNode::accept_strangers() {
+  auto stranger = std::make_shared<Stranger>(io_);
+  acceptor_->async_accept(stranger->socket, [this, stranger](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;  // closing
+    if (!ec) {
+      strangers_.push_back(stranger);
+      if (strangers_.size() > kMaxStrangers)
+        refuse(stranger, fmt::format("more than {} connections at once", kMaxStrangers));
+      else
+        read_stranger(stranger);
+    }
+    // Other errors (a connection reset before it was accepted, out of descriptors) are
+    // the one connection's: keep accepting.
+    accept_strangers();
+  });
+}
+
+void SimNode::read_stranger(const std::shared_ptr<Stranger>& s) {
+  s->timer.expires_after(kHelloTimeout);
+  s->timer.async_wait([this, s](boost::system::error_code ec) {
+    if (!ec) refuse(s, fmt::format("no hello within {} s", kHelloTimeout.count()));
+  });
+  asio::async_read(
+      s->socket, asio::buffer(s->header), [this, s](boost::system::error_code ec, size_t) {
+        if (ec == asio::error::operation_aborted) return;  // refused meanwhile
+        if (ec)
+          return refuse(s, ec == asio::error::eof ? "closed the connection during the handshake"
+                                                  : ec.message());
+        std::string why;
+        const auto header = decode_header(s->header, &why);
+        if (!header) return refuse(s, why);
+        if (header->kind != FrameKind::hello) return refuse(s, "sent data before a hello");
+        if (header->length > kMaxHelloBytes)  // before allocating: the peer chose the length
+          return refuse(s, fmt::format("hello of {} bytes is over the {}-byte limit",
+                                       header->length, kMaxHelloBytes));
+        s->frame = *header;
+        s->payload.resize(header->length);
+        asio::async_read(
+            s->socket, asio::buffer(s->payload), [this, s](boost::system::error_code ec2, size_t) {
+              if (ec2 == asio::error::operation_aborted) return;
+              if (ec2) return refuse(s, "connection lost: " + ec2.message());
+              std::string why2;
+              const auto hello = decode_hello(s->payload, &why2);
+              if (hello) why2 = check_payload(s->frame, s->payload);
+              if (why2.empty()) why2 = check_hello(*hello, job_, world_, rank_);
+              if (why2.empty())
+                why2 =
+                    fmt::format("rank {} is connected already (the run has started)", hello->rank);
+              refuse(s, why2);
+            });
+      });
+}
+
+void SimNode::refuse(const std::shared_ptr<Stranger>& s, const std::string& why) {
+  if (!s->socket.is_open()) return;  // refused already (its timer and its read both fired)
+  log_refusal(fmt::format("rank {}", rank_), s->socket, why);
+  note_refusal(fmt::format("{}: {}", remote_name(s->socket), why));
+  boost::system::error_code ignored;
+  s->timer.cancel();
+  s->socket.close(ignored);
+  strangers_.remove(s);
 }
 
 void SimNode::attach(int peer, std::unique_ptr<tcp::socket> socket) {
@@ -180,6 +267,7 @@ void SimNode::attach(int peer, std::unique_ptr<tcp::socket> socket) {
 void SimNode::start() {
   for (int p = 0; p < world_; ++p)
     if (peers_[p]->socket) read_header(p);
+  accept_strangers();
   work_.emplace(io_.get_executor());
   io_thread_ = std::thread([this] {
     prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us instead of Linux's default 50 us
@@ -266,7 +354,8 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                      .visible_ns = static_cast<int64_t>(
                          (shared_clock_ ? arrival.net_s : arrival.net_s - net_now) * 1e9),
                      .model_ns = static_cast<int64_t>(arrival.model_s * 1e9),
-                     .length = data.size_bytes()};
+                     .length = data.size_bytes(),
+                     .crc32c = crc32c(data.data(), data.size_bytes())};
   OutFrame frame{.header = encode_header(header)};
   if (data.size_bytes() <= options_.eager_bytes) {
     frame.owned.assign(data.begin(), data.end());
@@ -361,10 +450,10 @@ void SimNode::read_header(int src) {
         Peer& p = *peers_[src];
         std::string why;
         auto header = decode_header(p.in_header, &why);
-        if (!header || header->kind != FrameKind::data || header->source != src) {
-          drop_peer(src, why.empty() ? "frame from the wrong source" : why);
-          return;
-        }
+        if (header && header->kind != FrameKind::data) why = "a hello after the handshake";
+        if (header && header->source != src)
+          why = fmt::format("frame claims to come from rank {}", header->source);
+        if (!why.empty()) return bad_frame(src, why);
         p.in_frame = *header;
         read_payload(src);
       });
@@ -373,28 +462,61 @@ void SimNode::read_header(int src) {
 void SimNode::read_payload(int src) {
   Peer& peer = *peers_[src];
   peer.in_payload = mailbox_.take_buffer(peer.in_frame.length / sizeof(float));
-  asio::async_read(*peer.socket, asio::buffer(peer.in_payload.data(), peer.in_frame.length),
-                   [this, src](boost::system::error_code ec, size_t) {
-                     if (ec) {
-                       drop_peer(src, "connection lost mid-frame: " + ec.message());
-                       return;
-                     }
-                     Peer& p = *peers_[src];
-                     double visible_s = p.in_frame.visible_ns * 1e-9;
-                     if (!shared_clock_)  // the sender's delay from now, in arrival order
-                       visible_s = p.in_last_visible_s =
-                           std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
-                     mailbox_.deliver(Message{.source = src,
-                                              .dest = rank_,
-                                              .tag = p.in_frame.tag,
-                                              .seq = p.in_frame.seq,
-                                              .payload = std::move(p.in_payload),
-                                              .visible_net_s = visible_s,
-                                              .model_s = p.in_frame.model_ns * 1e-9});
-                     p.in_payload = {};
-                     received_.fetch_add(1, std::memory_order_release);
-                     read_header(src);
-                   });
+  peer.in_done = 0;
+  peer.in_crc = 0;
+  read_payload_some(src);
+}
+
+// Reads the payload a chunk at a time and extends its CRC over each chunk just read, while
+// it is still in cache: checking costs no second pass over a large message.
+void SimNode::read_payload_some(int src) {
+  Peer& peer = *peers_[src];
+  if (peer.in_done == peer.in_frame.length) return payload_done(src);
+  auto* base = reinterpret_cast<uint8_t*>(peer.in_payload.data());
+  const size_t want = std::min<uint64_t>(peer.in_frame.length - peer.in_done, kPayloadChunkBytes);
+  peer.socket->async_read_some(
+      asio::buffer(base + peer.in_done, want), [this, src](boost::system::error_code ec, size_t n) {
+        if (ec) {
+          drop_peer(src, "connection lost mid-frame: " + ec.message());
+          return;
+        }
+        Peer& p = *peers_[src];
+        p.in_crc = crc32c(reinterpret_cast<uint8_t*>(p.in_payload.data()) + p.in_done, n, p.in_crc);
+        p.in_done += n;
+        read_payload_some(src);
+      });
+}
+
+void SimNode::payload_done(int src) {
+  Peer& p = *peers_[src];
+  if (p.in_crc != p.in_frame.crc32c)
+    return bad_frame(src, fmt::format("payload CRC32C 0x{:08x} but the header says 0x{:08x}: "
+                                      "corrupt frame (tag {}, seq {}, {} bytes)",
+                                      p.in_crc, p.in_frame.crc32c, p.in_frame.tag, p.in_frame.seq,
+                                      p.in_frame.length));
+  double visible_s = p.in_frame.visible_ns * 1e-9;
+  if (!shared_clock_)  // the sender's delay from now, in arrival order
+    visible_s = p.in_last_visible_s = std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
+  mailbox_.deliver(Message{.source = src,
+                           .dest = rank_,
+                           .tag = p.in_frame.tag,
+                           .seq = p.in_frame.seq,
+                           .payload = std::move(p.in_payload),
+                           .visible_net_s = visible_s,
+                           .model_s = p.in_frame.model_ns * 1e-9});
+  p.in_payload = {};
+  received_.fetch_add(1, std::memory_order_release);
+  read_header(src);
+}
+
+// A peer that breaks the protocol loses its connection, never the process: waits on it
+// then fail with a CommError naming it and this reason.
+void SimNode::bad_frame(int src, const std::string& why) {
+  const std::string reason = fmt::format("bad frame from rank {}: {}", src, why);
+  fmt::print(stderr, "dsgd: rank {} closed its connection to rank {}: {}\n", rank_, src, reason);
+  std::fflush(stderr);
+  note_refusal(fmt::format("rank {}: {}", src, why));
+  drop_peer(src, reason);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -468,6 +590,11 @@ void SimNode::close() {
         if (peers_[p]->socket) drop_peer(p, "closed");
       boost::system::error_code ignored;
       acceptor_->close(ignored);
+      for (auto& s : strangers_) {  // their pending reads and timers would keep run() going
+        s->timer.cancel();
+        s->socket.close(ignored);
+      }
+      strangers_.clear();
     });
     work_.reset();
     io_thread_.join();

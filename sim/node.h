@@ -13,7 +13,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <deque>
+#include <boost/asio/steady_timer.hpp>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -77,7 +80,13 @@ class SimNode final : public Communicator {
   // connected; others (wrong token or version, garbage, silence for kHelloTimeout) are
   // refused with a line on stderr. TimeoutError naming the missing ranks after timeout().
   void accept_one();
+  // Starts the I/O thread. From then on the node still accepts connections, but only to
+  // refuse them (every rank is connected): each is read up to its hello, within
+  // kHelloTimeout, and closed with a line on stderr saying why.
   void start();
+  // Why each connection was refused or closed so far (set-up, late strangers, and peers
+  // that sent a bad or corrupt frame), in order. Any thread.
+  std::vector<std::string> refusals() const;
 
   // --- run ---------------------------------------------------------------------------
   Mailbox& mailbox() { return mailbox_; }
@@ -114,6 +123,8 @@ class SimNode final : public Communicator {
     HeaderBytes in_header{};
     FrameHeader in_frame;
     Payload in_payload;
+    uint64_t in_done = 0;  // payload bytes read so far ...
+    uint32_t in_crc = 0;   // ... and their CRC32C, computed while they are hot in cache
     // Rank thread only:
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
@@ -122,12 +133,29 @@ class SimNode final : public Communicator {
     double in_last_visible_s = 0;  // I/O thread, clocks not shared: FIFO of visibility
   };
 
+  // A connection accepted after start(): read up to its hello, then refused.
+  struct Stranger {
+    explicit Stranger(boost::asio::io_context& io) : socket(io), timer(io) {}
+    boost::asio::ip::tcp::socket socket;
+    boost::asio::steady_timer timer;  // kHelloTimeout
+    HeaderBytes header{};
+    FrameHeader frame;
+    std::vector<uint8_t> payload;
+  };
+
   void attach(int peer, std::unique_ptr<boost::asio::ip::tcp::socket> socket);
-  void enqueue(int dst, OutFrame frame);                 // I/O thread
-  void write_next(int dst);                              // I/O thread
-  void read_header(int src);                             // I/O thread
-  void read_payload(int src);                            // I/O thread
-  void drop_peer(int peer, const std::string& reason);   // I/O thread
+  void accept_strangers();                                                         // I/O thread
+  void read_stranger(const std::shared_ptr<Stranger>& stranger);                   // I/O thread
+  void refuse(const std::shared_ptr<Stranger>& stranger, const std::string& why);  // I/O
+  void note_refusal(const std::string& line);                                      // any thread
+  void bad_frame(int src, const std::string& why);                                 // I/O thread
+  void enqueue(int dst, OutFrame frame);                                           // I/O thread
+  void write_next(int dst);                                                        // I/O thread
+  void read_header(int src);                                                       // I/O thread
+  void read_payload(int src);                                                      // I/O thread
+  void read_payload_some(int src);                                                 // I/O thread
+  void payload_done(int src);                                                      // I/O thread
+  void drop_peer(int peer, const std::string& reason);                             // I/O thread
   void break_link(int peer, const std::string& reason);  // any thread: posts drop_peer
   void check_crash_time();                               // rank thread
   void observe_arrival(const OpState& op);               // rank thread
@@ -155,6 +183,9 @@ class SimNode final : public Communicator {
   std::atomic<int> frames_queued_{0};  // posted but not yet written, across all peers
   std::atomic<bool> closing_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
+  std::list<std::shared_ptr<Stranger>> strangers_;  // I/O thread: being read, then refused
+  mutable std::mutex refusals_mutex_;
+  std::vector<std::string> refusals_;
 };
 
 }  // namespace dsgd::sim

@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "core/errors.h"
+#include "sim/crc32c.h"
 
 namespace dsgd::sim {
 
@@ -39,11 +40,14 @@ constexpr size_t kMaxReasonBytes = 1024;
 // Header + payload, zero-padded to a multiple of 4 bytes (frame lengths are whole floats).
 std::vector<uint8_t> setup_frame(const std::vector<uint8_t>& payload) {
   const size_t padded = (payload.size() + 3) / 4 * 4;
-  const HeaderBytes header =
-      encode_header({.kind = FrameKind::hello, .source = 0, .length = padded});
   std::vector<uint8_t> out(kFrameHeaderBytes + padded, 0);
-  std::copy(header.begin(), header.end(), out.begin());
   std::copy(payload.begin(), payload.end(), out.begin() + kFrameHeaderBytes);
+  const HeaderBytes header =
+      encode_header({.kind = FrameKind::hello,
+                     .source = 0,
+                     .length = padded,
+                     .crc32c = crc32c(std::span(out).subspan(kFrameHeaderBytes))});
+  std::copy(header.begin(), header.end(), out.begin());
   return out;
 }
 
@@ -118,6 +122,7 @@ struct RendezvousServer::Impl {
     tcp::socket socket;
     asio::steady_timer timer;  // the hello deadline
     HeaderBytes header{};
+    FrameHeader frame;  // the decoded header of the hello being read
     std::vector<uint8_t> payload, out;
     int rank = -1;
     int stage = 0;  // 0: awaiting the hello, 1: welcomed, awaiting the port, 2: registered
@@ -186,6 +191,7 @@ struct RendezvousServer::Impl {
       if (header->length > kMaxHelloBytes)  // before allocating: the peer chose the length
         return refuse(conn, fmt::format("hello of {} bytes is over the {}-byte limit",
                                         header->length, kMaxHelloBytes));
+      conn->frame = *header;
       conn->payload.resize(header->length);
       asio::async_read(conn->socket, asio::buffer(conn->payload),
                        [this, conn](ErrorCode ec2, size_t) {
@@ -194,6 +200,9 @@ struct RendezvousServer::Impl {
                          std::string why2;
                          const auto hello = decode_hello(conn->payload, &why2);
                          if (!hello) return refuse(conn, why2);
+                         // After the version: another version's hello is named as such.
+                         why2 = check_payload(conn->frame, conn->payload);
+                         if (!why2.empty()) return refuse(conn, why2);
                          on_hello(conn, *hello);
                        });
     });

@@ -1,6 +1,7 @@
 #include "sim/scenario.h"
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -223,7 +224,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   try {
     doc = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    fail(source, e.source(), std::string(e.description()));
+    fail(source, e.source(),
+         fmt::format("{}; fix the TOML there (examples in assets/scenarios/)", e.description()));
   }
   Scenario s;
   Reader top(source, doc, "the scenario");
@@ -284,6 +286,9 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 }
 
 Scenario load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))  // it would open, and read as empty
+    throw DataError(fmt::format("--scenario {}: is a directory; give a TOML file", path));
   std::ifstream in(path);
   if (!in)
     throw DataError(fmt::format("--scenario {}: cannot open the file; check the path", path));

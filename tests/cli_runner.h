@@ -26,13 +26,13 @@ inline std::string read_text(const std::filesystem::path& p) {
   return s.str();
 }
 
-// args are passed through the shell: quote paths with spaces yourself.
-inline CliResult run_dsgd(const std::string& args) {
+// Runs `binary args` (args are passed through the shell: quote paths with spaces yourself).
+inline CliResult run_program(const std::string& binary, const std::string& args) {
   const auto dir = std::filesystem::temp_directory_path();
   const auto tag = std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}());
   const auto out = dir / ("dsgd_out_" + tag), err = dir / ("dsgd_err_" + tag);
-  const std::string cmd = std::string(DSGD_BINARY) + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
+  const std::string cmd =
+      binary + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -42,6 +42,12 @@ inline CliResult run_dsgd(const std::string& args) {
   std::filesystem::remove(err);
   return r;
 }
+
+#ifdef DSGD_BINARY
+inline CliResult run_dsgd(const std::string& args) {
+  return run_program(DSGD_BINARY, args);
+}
+#endif
 
 // A fresh empty directory, removed with everything in it when the object goes away.
 class TempDir {

@@ -1,6 +1,7 @@
 // dsgd-gui under Xvfb: renders every view for a running 4-node training and for a replayed
 // trace (with its metrics), reads the PNGs back and checks each view's region is not blank
-// (several distinct colours). A malformed trace must show an error window, not crash.
+// (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
+// malformed trace must show an error window, not crash.
 // Built only when xvfb-run exists (tests/CMakeLists.txt).
 #include <catch2/catch.hpp>
 
@@ -143,4 +144,28 @@ TEST_CASE("a malformed trace shows an error window and exits 2", "[gui][xvfb]") 
   CHECK(r > 100);
   CHECK(g < 60);
   CHECK(b < 60);
+}
+
+TEST_CASE("the lesson panel renders a lesson stepped in Chinese", "[gui][xvfb][lessons]") {
+  const auto png = out_dir() / "lesson_4_zh.png";
+  // Lesson 4 on 4 ranks, 20 messages in: in the middle of its all_reduce section.
+  const int status = render("--lesson 4 --lang zh --step-messages 20 --frames 5", png);
+  INFO(log_of(png));
+  REQUIRE(status == 0);
+  const Image image = read_png(png.string());
+  REQUIRE(image.width == kWidth);
+  REQUIRE(image.height == kHeight);
+  for (View v : {View::lesson, View::topology, View::controls, View::timeline}) {
+    const Rect r = view_rect(v, View::all, kWidth, kHeight, /*lesson=*/true);
+    const int colours =
+        distinct_colours(image, static_cast<int>(r.x0) + 4, static_cast<int>(r.y0) + 24,
+                         static_cast<int>(r.x1) - 4, static_cast<int>(r.y1) - 4);
+    INFO("view " << to_string(v) << " has " << colours << " colours");
+    CHECK(colours >= 4);
+  }
+  // The panel is mostly text: its lower half (the transcript) is not empty either.
+  const Rect panel = view_rect(View::lesson, View::all, kWidth, kHeight, true);
+  CHECK(distinct_colours(image, static_cast<int>(panel.x0) + 4,
+                         static_cast<int>((panel.y0 + panel.y1) / 2),
+                         static_cast<int>(panel.x1) - 4, static_cast<int>(panel.y1) - 4) >= 4);
 }

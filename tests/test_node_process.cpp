@@ -229,9 +229,9 @@ TEST_CASE("hello: a wrong version, bad magic or inconsistent length is refused w
   auto payload_of = [](const std::vector<uint8_t>& frame) {
     return std::vector<uint8_t>(frame.begin() + sim::kFrameHeaderBytes, frame.end());
   };
-  auto v2 = payload_of(hello_bytes("t", 2));
-  CHECK_FALSE(sim::decode_hello(v2, &why));
-  CHECK(why.find("wrong protocol version 2") != std::string::npos);
+  auto v1 = payload_of(hello_bytes("t", 1));  // the version before frames carried a CRC
+  CHECK_FALSE(sim::decode_hello(v1, &why));
+  CHECK(why.find("wrong protocol version 1") != std::string::npos);
   auto bad_magic = payload_of(hello_bytes("t"));
   bad_magic[0] ^= 0xff;
   CHECK_FALSE(sim::decode_hello(bad_magic, &why));

@@ -181,7 +181,8 @@ TEST_CASE("communication time follows the link model: latency adds, bandwidth di
                     << " s, model period " << model << " s, link model " << predicted << " s");
     CHECK(first_model_s > 0);
     CHECK(model >= predicted);  // compute adds to the communication
-    CHECK(period >= 0.95 * predicted);
+    // Each of the 6 hops may be stamped up to 0.5 ms early (the thread woke late).
+    CHECK(period >= predicted - 6 * 0.0005);
     model_period.push_back(model);
   }
   // Compute is the same in every case, so the differences are the link model's alone.

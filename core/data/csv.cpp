@@ -107,7 +107,7 @@ struct CsvReader {
                                : fmt::format("'{}' line {}", fields_path, fields_line);
         throw DataError(
             fmt::format("{}: expected {} fields ({} features + label) like {}, "
-                        "found {}",
+                        "found {}; fix or remove the line",
                         where, fields, fields - 1, like, f.size()));
       }
       if (header) continue;

@@ -2,6 +2,7 @@
 // "\x93NUMPY" major minor, header length (u16 LE for 1.0, u32 LE for 2.0/3.0), then a Python
 // dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } padded with
 // spaces and a final '\n' so that the data start at a multiple of 64 bytes.
+#include <algorithm>
 #include "core/io/npz.h"
 
 #include <bit>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <zip.h>
@@ -271,7 +273,11 @@ Tensor decode_npy(std::string_view bytes, const std::string& where) {
   return Tensor(shape, std::move(values));
 }
 
-std::vector<NamedTensor> read_npz(const std::string& path) {
+namespace {
+
+// Reads every entry; entries that are not NAME.npy go to `blobs`, or are refused when it
+// is null.
+std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBlob>* blobs) {
   int code = 0;
   ZipPtr za(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!za) {
@@ -299,10 +305,11 @@ std::vector<NamedTensor> read_npz(const std::string& path) {
     std::string entry = raw_name ? raw_name : "";
     if (ends_with(entry, "/")) continue;  // a directory record, written by some zip tools
     std::string where = fmt::format("{}: entry '{}'", path, entry);
-    if (!ends_with(entry, ".npy"))
+    const bool npy = ends_with(entry, ".npy");
+    if (!npy && !blobs)
       throw DataError(
           fmt::format("{} is not a .npy array; an .npz holds only NAME.npy entries", where));
-    std::string name = entry.substr(0, entry.size() - 4);
+    std::string name = npy ? entry.substr(0, entry.size() - 4) : entry;
     where = fmt::format("{}: entry '{}'", path, name);
     if (!seen.insert(name).second)
       throw DataError(fmt::format("{} appears twice; save each array once", where));
@@ -314,25 +321,50 @@ std::vector<NamedTensor> read_npz(const std::string& path) {
       throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za.get())));
     ZipFilePtr file(zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0));
     if (!file) throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za.get())));
-    std::string bytes(st.size, '\0');
+    // Grown with the bytes actually read, a MiB at a time: the size in the zip directory is
+    // the file's to claim, and a 200-byte archive may claim 4 GiB.
+    std::string bytes;
     zip_uint64_t got = 0;
     while (got < st.size) {
-      zip_int64_t n = zip_fread(file.get(), bytes.data() + got, st.size - got);
+      const zip_uint64_t want = std::min<zip_uint64_t>(st.size - got, zip_uint64_t{1} << 20);
+      bytes.resize(got + want);
+      zip_int64_t n = zip_fread(file.get(), bytes.data() + got, want);
       if (n < 0)
         throw DataError(
             fmt::format("{} is corrupt ({}); save it again", where, zip_file_strerror(file.get())));
+      bytes.resize(got + static_cast<zip_uint64_t>(n));
       if (n == 0) break;
       got += static_cast<zip_uint64_t>(n);
     }
     if (got != st.size)
       throw DataError(
           fmt::format("{} is truncated: expected {} bytes, found {}", where, st.size, got));
-    out.push_back({name, decode_npy(bytes, where)});
+    if (npy)
+      out.push_back({name, decode_npy(bytes, where)});
+    else
+      blobs->push_back({name, std::move(bytes)});
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<NamedTensor> read_npz(const std::string& path) {
+  return read_entries(path, nullptr);
+}
+
+NpzArchive read_npz_archive(const std::string& path) {
+  NpzArchive archive;
+  archive.tensors = read_entries(path, &archive.blobs);
+  return archive;
+}
+
 void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors) {
+  write_npz(path, tensors, {});
+}
+
+void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors,
+               const std::vector<NpzBlob>& extra) {
   std::set<std::string> seen;
   for (const NamedTensor& t : tensors) {
     if (t.name.empty() || t.name.find('\0') != std::string::npos)
@@ -344,10 +376,19 @@ void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors)
   }
   // Build the archive in memory, then write it in one atomic step: a failure at any point
   // leaves the old file (or no file) in place, never a half-written archive.
-  std::vector<std::string> blobs;
-  blobs.reserve(tensors.size());
+  for (const NpzBlob& b : extra)
+    if (b.name.empty() || b.name.find('\0') != std::string::npos || ends_with(b.name, ".npy") ||
+        !seen.insert(b.name).second)
+      throw UsageError(fmt::format(
+          "cannot save '{}': extra entry '{}' needs a unique name that does not end in .npy", path,
+          b.name));
+  // (entry name, bytes): the tensors as NAME.npy, then the extra entries as they are.
+  std::vector<std::pair<std::string, std::string>> entries;
+  entries.reserve(tensors.size() + extra.size());
   for (const NamedTensor& t : tensors)
-    blobs.push_back(encode_npy(t.tensor));
+    entries.emplace_back(t.name + ".npy", encode_npy(t.tensor));
+  for (const NpzBlob& b : extra)
+    entries.emplace_back(b.name, b.bytes);
 
   auto fail = [&](const std::string& why) -> DataError {
     return DataError(fmt::format("cannot write '{}': {}", path, why));
@@ -370,10 +411,9 @@ void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors)
   }
   zip_error_fini(&error);
 
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    zip_source_t* source = zip_source_buffer(za.get(), blobs[i].data(), blobs[i].size(), 0);
+  for (const auto& [entry, bytes] : entries) {
+    zip_source_t* source = zip_source_buffer(za.get(), bytes.data(), bytes.size(), 0);
     if (!source) throw fail(zip_strerror(za.get()));
-    std::string entry = tensors[i].name + ".npy";
     zip_int64_t index = zip_file_add(za.get(), entry.c_str(), source, ZIP_FL_ENC_UTF_8);
     if (index < 0) {
       zip_source_free(source);

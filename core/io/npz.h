@@ -22,10 +22,29 @@ struct NamedTensor {
 // little-endian C-order .npy array.
 std::vector<NamedTensor> read_npz(const std::string& path);
 
+// An archive entry kept as raw bytes rather than a .npy array: a document beside the
+// tensors (a checkpoint's JSON). Its name is the whole entry name ("checkpoint.json");
+// np.load returns its bytes.
+struct NpzBlob {
+  std::string name;
+  std::string bytes;
+};
+
+struct NpzArchive {
+  std::vector<NamedTensor> tensors;  // the NAME.npy entries, in archive order
+  std::vector<NpzBlob> blobs;        // every other entry
+};
+
+// As read_npz, but entries that are not NAME.npy are returned as blobs instead of refused.
+NpzArchive read_npz_archive(const std::string& path);
+
 // Writes an uncompressed archive with one NAME.npy (NPY format 1.0, '<f4') per tensor, in
 // the given order, atomically (see AtomicFile). Identical input gives identical bytes.
 // Throws UsageError for an empty or duplicate name, DataError when the file cannot be written.
 void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors);
+// The same, followed by `extra` entries stored as they are (names unique, not ending .npy).
+void write_npz(const std::string& path, const std::vector<NamedTensor>& tensors,
+               const std::vector<NpzBlob>& extra);
 
 // The .npy encoding of one tensor and its inverse; `where` names the source in errors
 // ("params.npz: entry 'layers.0.weight'").

@@ -29,7 +29,8 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 [[noreturn]] void not_a_trace(const std::string& name, const std::string& why) {
-  throw DataError(fmt::format("{}: not a Chrome trace: {}", name, why));
+  throw DataError(fmt::format(
+      "{}: not a Chrome trace: {}; give a file written by dsgd train --trace", name, why));
 }
 
 std::string read_whole(const std::string& path) {

@@ -121,7 +121,8 @@ Evaluation evaluate(Communicator& comm, Mlp& model, const Dataset& data, const S
 }
 
 TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& config,
-                  const std::vector<NamedTensor>* init, const TrainHooks& hooks) {
+                  const std::vector<NamedTensor>* init, const TrainHooks& hooks,
+                  const TrainState* resume) {
   validate(config, data);
   const bool mse_loss = uses_mse(config.model);
   const bool classify = data.task == Task::classification;
@@ -129,18 +130,44 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
   // Two extra floats ride along with the gradients: the loss sum and the correct count.
   constexpr int64_t kExtra = 2;
   Mlp model = Mlp::from_spec(config.model, data.features, o, kExtra);
-  if (init) {
+  Sgd sgd(config.sgd, model.num_params());
+  DataParallelSampler sampler(data.train.size(), config.global_batch, config.shuffle, config.seed);
+  const int64_t steps = total_steps(config, data);
+  const int64_t p = model.num_params();
+  TrainResult result;
+  int64_t first_step = 0;
+  if (resume) {
+    if (resume->step < 0 || resume->step > steps)
+      throw UsageError(fmt::format(
+          "the checkpoint is at step {}, beyond this run's {} steps; resume with --steps {} "
+          "or more",
+          resume->step, steps, resume->step));
+    model.load_state(resume->params, "checkpoint");
+    if (!resume->momentum.empty()) sgd.set_momentum_buffer(resume->momentum, "checkpoint");
+    first_step = resume->step;
+    result.steps = resume->step;
+    result.final_loss = resume->loss;
+  } else if (init) {
     model.load_state(*init, "--init");
   } else {
     model.init(config.seed);
   }
   broadcast(comm, model.values(), 0);  // DDP: every rank starts from rank 0's parameters
-  Sgd sgd(config.sgd, model.num_params());
-  DataParallelSampler sampler(data.train.size(), config.global_batch, config.shuffle, config.seed);
-  const int64_t steps = total_steps(config, data);
-  const int64_t p = model.num_params();
+  // --device cuda: the device holds the working copy of parameters, momentum and data.
+  std::unique_ptr<ComputeDevice> device;
+  if (config.device) {
+    device = config.device(comm.rank(), comm.size(), model.sizes(), config.sgd, kExtra);
+    device->load_data(data);
+    device->set_params(model.values());
+    if (sgd.has_momentum_buffer()) device->set_momentum(sgd.momentum_buffer());
+  }
+  auto pull_from_device = [&] {  // into model and sgd, for checkpoints and the result
+    if (!device) return;
+    device->get_params(model.values());
+    std::vector<float> momentum(static_cast<size_t>(p));
+    if (device->get_momentum(momentum)) sgd.set_momentum_buffer(momentum, "the device");
+  };
   Batch batch;
-  TrainResult result;
   const Clock::time_point t0 = Clock::now();
 
   // Multiply-adds per sample through every Linear layer: forward costs 2 flops each,
@@ -149,7 +176,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
   for (size_t l = 0; l + 1 < model.sizes().size(); ++l)
     macs += double(model.sizes()[l]) * double(model.sizes()[l + 1]);
 
-  for (int64_t step = 0; step < steps; ++step) {
+  for (int64_t step = first_step; step < steps; ++step) {
     comm.on_step(step + 1);
     const Clock::time_point step_start = Clock::now();
     const uint64_t bytes_before = comm.bytes_sent();
@@ -165,7 +192,9 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     comm.emit({.kind = EventKind::compute_begin, .op = "forward_backward"});
     model.zero_grad();
     std::span<float> grads = model.grad_buffer();
-    if (n > 0) {
+    if (device) {
+      grads = device->gradients(global.indices.subspan(lo, n), 1.0f / static_cast<float>(b));
+    } else if (n > 0) {
       batch.load(data, data.train, global.indices.subspan(lo, n));
       auto out = model.forward(batch.x.data(), n);
       LossSum s = batch.loss(data, out, n, o, mse_loss, 1.0f / static_cast<float>(b), true);
@@ -184,7 +213,13 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
 
     const Clock::time_point update_start = Clock::now();
     comm.emit({.kind = EventKind::compute_begin, .op = "update"});
-    sgd.step(model.values(), model.grads());
+    float extra[kExtra];  // the reduced loss sum and correct count
+    if (device) {
+      device->update(extra);
+    } else {
+      sgd.step(model.values(), model.grads());
+      std::copy_n(grads.begin() + p, kExtra, extra);
+    }
     const double update_s = seconds_since(update_start);
     comm.on_compute(update_s, 4.0 * double(p));
     comm.emit({.kind = EventKind::compute_end, .op = "update"});
@@ -192,8 +227,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     StepMetrics m;
     m.step = step + 1;
     m.epoch = global.epoch;
-    m.loss = grads[p] / static_cast<double>(b);
-    if (classify) m.train_accuracy = grads[p + 1] / static_cast<double>(b);
+    m.loss = extra[0] / static_cast<double>(b);
+    if (classify) m.train_accuracy = extra[1] / static_cast<double>(b);
     m.comm_s = comm_s;
     m.compute_s = forward_backward_s + update_s;
     m.bytes_sent = comm.bytes_sent() - bytes_before;
@@ -202,7 +237,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     const bool eval_now = step + 1 == steps ||
                           (config.eval_every > 0 ? (step + 1) % config.eval_every == 0 : epoch_end);
     if (eval_now) {
-      Evaluation e = evaluate(comm, model, data, data.test, mse_loss);
+      Evaluation e = device ? evaluate_on_device(comm, *device, data)
+                            : evaluate(comm, model, data, data.test, mse_loss);
       m.test_loss = e.loss;
       m.test_accuracy = e.accuracy;
       result.test_loss = e.loss;
@@ -217,10 +253,25 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     result.final_loss = m.loss;
     result.steps = step + 1;
     if (hooks.on_step) hooks.on_step(m);
+    if (hooks.on_checkpoint && hooks.checkpoint_every > 0 &&
+        (step + 1) % hooks.checkpoint_every == 0) {
+      pull_from_device();
+      TrainState state{.step = step + 1,
+                       .epoch = global.epoch,
+                       .batch_in_epoch = global.index_in_epoch,
+                       .loss = m.loss,
+                       .params = model.state()};
+      if (sgd.has_momentum_buffer()) {
+        auto buffer = sgd.momentum_buffer();
+        state.momentum.assign(buffer.begin(), buffer.end());
+      }
+      hooks.on_checkpoint(state);
+    }
   }
   result.wall_s = seconds_since(t0);
   result.world = comm.size();
   result.model_s = comm.model_s();
+  pull_from_device();
   result.params = model.state();
   return result;
 }

@@ -16,6 +16,7 @@
 #include "core/io/npz.h"
 #include "core/nn/model.h"
 #include "core/nn/sgd.h"
+#include "core/train/device.h"
 
 namespace dsgd {
 
@@ -29,6 +30,7 @@ struct TrainConfig {
   bool shuffle = true;
   Algorithm allreduce = Algorithm::automatic;
   int64_t eval_every = 0;  // evaluate on the test split every K steps (0: each epoch's end)
+  DeviceFactory device;    // where each rank computes: empty for the CPU (--device cuda: cli)
 };
 
 // What one step did, as rank 0 saw it (loss and accuracy are over the global batch).
@@ -57,8 +59,24 @@ struct TrainResult {
   std::vector<NamedTensor> params;  // final parameters (identical on every rank)
 };
 
+// Where a run stands after `step` updates: what a checkpoint holds and train() resumes
+// from. The sampler needs no state of its own: batch `step` of a seed is a pure function
+// of (seed, step), and its generator is re-seeded from (seed, epoch) each epoch.
+struct TrainState {
+  int64_t step = 0;            // updates done; the next batch is sampler.batch(step)
+  int64_t epoch = 0;           // epoch of the last batch taken (step - 1)
+  int64_t batch_in_epoch = 0;  // its index within that epoch
+  double loss = 0;             // training loss of that step
+  std::vector<NamedTensor> params;
+  std::vector<float> momentum;  // (P) the SGD momentum buffer; empty when momentum is 0
+};
+
 struct TrainHooks {
   std::function<void(const StepMetrics&)> on_step;  // called on every rank after each step
+  // Called after every `checkpoint_every`-th step's update (never when 0), on each rank
+  // that sets it, with the state a resumed run needs.
+  std::function<void(const TrainState&)> on_checkpoint;
+  int64_t checkpoint_every = 0;
 };
 
 // Loss the model is trained with: cross-entropy for softmax and mlp, MSE for linear.
@@ -72,9 +90,14 @@ void validate(const TrainConfig& config, const Dataset& data);
 
 // Trains on every rank of comm. `init`, when given, replaces the seeded initialisation
 // (all ranks must pass the same). Rank 0's parameters are broadcast before the first
-// step, as PyTorch's DistributedDataParallel does.
+// step, as PyTorch's DistributedDataParallel does. `resume`, when given (all ranks the
+// same), continues from that state instead: `init` is then ignored, and the remaining
+// steps give the parameters an uninterrupted run would have, bit for bit, provided the
+// config and world size are those of the run that saved it. UsageError when the state is
+// already past the config's last step; DataError when it does not fit the model.
 TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& config,
-                  const std::vector<NamedTensor>* init = nullptr, const TrainHooks& hooks = {});
+                  const std::vector<NamedTensor>* init = nullptr, const TrainHooks& hooks = {},
+                  const TrainState* resume = nullptr);
 
 // Mean loss and accuracy of the model on `split`, each rank evaluating a slice and one
 // all_reduce combining them.

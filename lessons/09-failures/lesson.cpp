@@ -88,18 +88,17 @@ void lesson_09(LessonContext& ctx) {
     sim::ClusterOptions options;
     options.nodes = world;
     options.node_overrides[1].crash_at_step = 4;
-    int64_t last_step = 0;
+    // Which step the survivors had finished when the abort reached them depends on thread
+    // timing; the transcript says only what is deterministic: where rank 1 died, and how.
     try {
-      sim::run_cluster(options, [&](Communicator& c) {
-        TrainHooks hooks;
-        if (c.rank() == 0) hooks.on_step = [&](const StepMetrics& m) { last_step = m.step; };
-        train(c, data, lesson_config(ctx.seed(), 10), nullptr, hooks);
-      });
+      sim::run_cluster(options,
+                       [&](Communicator& c) { train(c, data, lesson_config(ctx.seed(), 10)); });
       ctx.say("(no failure?)");
     } catch (const CommError& e) {
-      ctx.say_tr("the run stopped after step {} of 10: CommError, exit code {}, peer rank {}",
-                 "运行在第 {} 步（共 10 步）后停止：CommError，退出码 {}，责任方：秩 {}", last_step,
-                 e.exit_code(), e.peer());
+      ctx.say_tr(
+          "rank 1 died at step {} of 10; the run stopped: CommError, exit code {}, peer rank {}",
+          "秩 1 在第 {} 步（共 10 步）时失效，运行停止：CommError，退出码 {}，责任方：秩 {}",
+          *options.node_overrides[1].crash_at_step, e.exit_code(), e.peer());
     }
   }
 

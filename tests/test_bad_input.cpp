@@ -1,0 +1,417 @@
+// Bad input, everywhere: each row runs the real `dsgd` binary on one bad flag value or bad
+// file and asserts what a user gets: exit code 2, exactly one line on stderr that contains
+// the row's key words (what is wrong, where, what to do), and no output file left behind
+// (--save, --metrics, --trace, --json and merge outputs all point into an empty directory
+// that must stay empty). Every row is also a row of README.md's "Bad input" table, and a
+// test below checks that the two lists agree.
+//
+// Rows already asserted elsewhere are not repeated here (they are in the README table):
+//   test_cli.cpp "bad input: exit code 2, a one-line error, nothing half-written":
+//     csv missing file, ragged row, word in a field, label -1, idx wrong magic, npz not a
+//     zip, --nodes 0, --nodes 100000, --latency 2parsecs, --bandwidth fast, --model mlp:abc,
+//     --data nowhere, --batch 0, --lr -1, --allreduce fastest, --save into a missing
+//     directory, --steps 5 --epochs 5, an unknown flag.
+//   test_bench_cli.cpp "bench collective refuses bad flags with exit code 2 and one line":
+//     --op alltoall, --algorithm fast, --min-bytes 4X, --max-bytes 2G, --nodes 0, --iters 0,
+//     --warmup -1, --step-factor 1, --root 4, --reduce-op mean, --backend tcp.
+//   test_gui_bad_input.cpp (dsgd-gui --replay / --metrics, in dsgd_gui_tests).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <zip.h>
+
+#include "cli_runner.h"
+#include "core/io/npz.h"
+
+using namespace dsgd;
+using dsgd::test::read_text;
+using dsgd::test::run_dsgd;
+using dsgd::test::TempDir;
+
+namespace {
+
+struct Row {
+  std::string input;               // as the README table's first column shows it
+  std::string args;                // dsgd's arguments; {d} is the directory of the files
+  std::vector<std::string> words;  // the one line on stderr contains every one
+};
+
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// An IDX header: magic 0x0000 08 NDIM, then the dimensions, big-endian.
+std::string idx_header(int type, const std::vector<uint32_t>& dims) {
+  std::string h = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
+  for (uint32_t d : dims)
+    for (int shift : {24, 16, 8, 0})
+      h.push_back(static_cast<char>((d >> shift) & 0xff));
+  return h;
+}
+
+// A zip with the given raw entries, for archives np.savez would never write.
+void make_zip(const std::string& path,
+              const std::vector<std::pair<std::string, std::string>>& entries) {
+  int err = 0;
+  zip_t* za = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  REQUIRE(za != nullptr);
+  for (const auto& [name, bytes] : entries) {
+    zip_source_t* src = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
+    REQUIRE(src != nullptr);
+    REQUIRE(zip_file_add(za, name.c_str(), src, 0) >= 0);
+  }
+  REQUIRE(zip_close(za) == 0);
+}
+
+// Parameters of `--model mlp:4` on the default synthetic data (32 features, 10 classes).
+std::vector<NamedTensor> mlp4_params() {
+  return {{"layers.0.weight", Tensor({4, 32}, 0.1f)},
+          {"layers.0.bias", Tensor({4}, 0.0f)},
+          {"layers.1.weight", Tensor({10, 4}, 0.1f)},
+          {"layers.1.bias", Tensor({10}, 0.0f)}};
+}
+
+// Every bad file the rows name, in `d`.
+void make_files(const std::string& d) {
+  const auto at = [&](const std::string& name) { return d + "/" + name; };
+  // CSV
+  write(at("empty.csv"), "");
+  write(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
+  write(at("nan.csv"), "1,2,0\n3,nan,1\n");
+  write(at("inf.csv"), "1,2,0\n3,-inf,1\n");
+  write(at("huge.csv"), "1,2,0\n3,1e39,1\n");
+  write(at("blank.csv"), "1,2,0\n3,,1\n");
+  write(at("frac.csv"), "1,2,0\n3,4,1.5\n");
+  write(at("big.csv"), "1,2,0\n3,4,70000\n");
+  write(at("cut.csv"), "1,2,0\n3,4,1\n5,6,0\n7,");  // a file cut short mid-row
+  std::string few;
+  for (int i = 0; i < 5; ++i)
+    few += "1,2,0\n";
+  write(at("few.csv"), few);
+  std::string wide;
+  for (int i = 0; i < 20; ++i)
+    wide += "1,2,3,0\n";
+  write(at("wide.csv"), wide);
+  write(at("narrow.csv"), few);
+  // IDX
+  std::string images = idx_header(0x08, {20, 2, 2}) + std::string(80, '\x10');
+  std::string labels = idx_header(0x08, {20}) + std::string(20, '\x01');
+  write(at("images.idx"), images);
+  write(at("labels.idx"), labels);
+  write(at("short-header.idx"), idx_header(0x08, {20, 2, 2}).substr(0, 9));
+  write(at("short-data.idx"), images.substr(0, images.size() - 7));
+  write(at("float.idx"), idx_header(0x0D, {20, 2, 2}) + std::string(320, '\0'));
+  write(at("labels19.idx"), idx_header(0x08, {19}) + std::string(19, '\x01'));
+  write(at("empty.idx"), "");
+  write(at("trailing.idx"), images + "xyz");
+  // A gzip file cut in half.
+  REQUIRE(std::system(("gzip -n -c " + at("images.idx") + " > " + at("full.idx.gz")).c_str()) == 0);
+  std::string gz = read_text(at("full.idx.gz"));
+  write(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
+  // TOML scenarios
+  write(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
+  write(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
+  write(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
+  write(at("nodes.toml"), "nodes = -1\n");
+  write(at("type.toml"), "[network]\nlatency = 5\n");
+  write(at("loss.toml"), "[network]\nloss = 2\n");
+  write(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
+  write(at("rank.toml"), "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
+  // NPZ (for --model mlp:4)
+  std::vector<NamedTensor> p = mlp4_params();
+  write_npz(at("good.npz"), p);
+  const std::string good = read_text(at("good.npz"));
+  write(at("cut.npz"), good.substr(0, good.size() / 2));
+  write(at("empty.npz"), "");
+  std::vector<NamedTensor> renamed = p;
+  renamed[0].name = "fc1.weight";
+  write_npz(at("names.npz"), renamed);
+  std::vector<NamedTensor> reshaped = p;
+  reshaped[0].tensor = Tensor({32, 4}, 0.1f);
+  write_npz(at("shape.npz"), reshaped);
+  write_npz(at("fewer.npz"), {p[0], p[1]});
+  std::vector<NamedTensor> extra = p;
+  extra.push_back({"layers.2.weight", Tensor({10, 10}, 0.0f)});
+  write_npz(at("extra.npz"), extra);
+  std::vector<NamedTensor> nan = p;
+  nan[2].tensor[3] = std::numeric_limits<float>::quiet_NaN();
+  write_npz(at("nan.npz"), nan);
+  make_zip(at("notes.npz"),
+           {{"layers.0.weight.npy", encode_npy(p[0].tensor)}, {"notes.txt", "trained on Tuesday"}});
+  std::string npy = encode_npy(p[1].tensor);
+  npy.replace(npy.find("'<f4'"), 5, "'<i4'");  // same length: header and data stay aligned
+  make_zip(at("int32.npz"), {{"layers.0.bias.npy", npy}});
+  // Chrome traces
+  write(at("empty.json"), "");
+  write(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
+  write(at("object.json"), "{\"events\": []}");
+  write(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
+  write(at("ok.json"), "{\"traceEvents\": []}");
+}
+
+const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trace {d}/out/t.json";
+
+// dsgd train with one bad flag value; the outputs go to {d}/out.
+std::vector<Row> flag_rows() {
+  const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
+  return {
+      {"--nodes -3", train("--nodes -3"), {"--nodes -3", "1 to 256"}},
+      {"--nodes abc", train("--nodes abc"), {"--nodes", "abc", "dsgd train --help"}},
+      {"--batch -5", train("--batch -5"), {"--batch -5", "at least 1"}},
+      {"--batch 99999999999", train("--batch 99999999999"), {"--batch", "8192", "at most"}},
+      {"--lr 0", train("--lr 0"), {"--lr 0", "positive"}},
+      {"--lr nan", train("--lr nan"), {"--lr nan", "positive"}},
+      {"--lr 1e400", train("--lr 1e400"), {"--lr", "positive"}},
+      {"--momentum 5", train("--momentum 5"), {"--momentum 5", "[0, 1)"}},
+      {"--weight-decay -1", train("--weight-decay -1"), {"--weight-decay -1", ">= 0"}},
+      {"--steps 0", train("--steps 0"), {"--steps", "'0'", "1 or more"}},
+      {"--steps -1", train("--steps -1"), {"--steps", "'-1'", "1 or more"}},
+      {"--steps 10000000000000", train("--steps 10000000000000"), {"--steps", "use fewer"}},
+      {"--epochs 0", train("--epochs 0"), {"--epochs", "'0'", "1 or more"}},
+      {"--epochs -2", train("--epochs -2"), {"--epochs", "'-2'", "1 or more"}},
+      {"--epochs 1.5", train("--epochs 1.5"), {"--epochs", "'1.5'", "whole number"}},
+      {"--seed -1", train("--seed -1"), {"--seed", "'-1'", "0 or more"}},
+      {"--eval-every -1", train("--eval-every -1"), {"--eval-every", "0"}},
+      {"--model mlp:0", train("--model mlp:0"), {"mlp:0", "valid forms"}},
+      {"--model mlp:100000000", train("--model mlp:100000000"), {"mlp:100000000", "1..1048576"}},
+      {"--model resnet", train("--model resnet"), {"resnet", "valid forms"}},
+      {"--latency -2ms", train("--latency -2ms"), {"--latency", "negative"}},
+      {"--latency 2", train("--latency 2"), {"--latency '2'", "unit"}},
+      {"--latency 1e9s", train("--latency 1e9s"), {"--latency", "3600s"}},
+      {"--bandwidth -1Gbit", train("--bandwidth -1Gbit"), {"--bandwidth", "positive"}},
+      {"--bandwidth 5", train("--bandwidth 5"), {"--bandwidth '5'", "bits per second"}},
+      {"--jitter -1ms", train("--jitter -1ms"), {"--jitter", "negative"}},
+      {"--jitter 1kg", train("--jitter 1kg"), {"--jitter '1kg'", "unit"}},
+      {"--loss 2", train("--loss 2"), {"--loss '2'", "0 to 0.5"}},
+      {"--loss nan", train("--loss nan"), {"--loss 'nan'", "0 to 0.5"}},
+      {"--straggler 2", train("--straggler 2"), {"--straggler '2'", "RANK:FACTOR"}},
+      {"--straggler 1:0.5", train("--straggler 1:0.5"), {"--straggler '1:0.5'", "1 to 1000"}},
+      {"--straggler 9:3", train("--straggler 9:3"), {"rank 9", "4 nodes"}},
+      {"--crash 1@-3s", train("--crash 1@-3s"), {"--crash '1@-3s'", "RANK@STEP"}},
+      {"--crash 7@5", train("--crash 7@5"), {"rank 7", "4 nodes"}},
+      {"--timeout 0", train("--timeout 0"), {"--timeout", "positive"}},
+      {"--timeout -5s", train("--timeout -5s"), {"--timeout '-5s'", "positive"}},
+      {"--timeout forever", train("--timeout forever"), {"--timeout 'forever'", "unit"}},
+      {"--topology ring", train("--topology ring"), {"--topology", "mesh, switch or racks"}},
+      {"--device gpu", train("--device gpu"), {"--device gpu", "--device cpu"}},
+      {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
+      {"--save given twice", train("--save {d}/out/q.npz"), {"--save", "dsgd train --help"}},
+      {"--metrics DIRECTORY", "train -q --metrics {d}", {"--metrics", "is a directory"}},
+      {"--trace into a missing directory",
+       "train -q --trace {d}/missing/t.json",
+       {"--trace", "does not exist", "create it"}},
+  };
+}
+
+// The other commands: bench collective, lesson, trace.
+std::vector<Row> command_rows() {
+  const std::string bench = "bench collective --json {d}/out/rows.json ";
+  return {
+      {"bench collective --min-bytes -1",
+       bench + "--min-bytes -1",
+       {"--min-bytes -1", "K, M or G"}},
+      {"bench collective --max-bytes 100T", bench + "--max-bytes 100T", {"--max-bytes 100T"}},
+      {"bench collective --max-bytes 8G", bench + "--max-bytes 8G", {"--max-bytes 8G", "1G"}},
+      {"bench collective --min-bytes 1M --max-bytes 1K",
+       bench + "--min-bytes 1M --max-bytes 1K",
+       {"--min-bytes 1M", "--max-bytes 1K"}},
+      {"bench collective --nodes 1000", bench + "--nodes 1000", {"--nodes 1000", "1 to 256"}},
+      {"bench collective --step-factor nan", bench + "--step-factor nan", {"--step-factor"}},
+      {"bench collective --timeout 0", bench + "--timeout 0", {"--timeout", "positive"}},
+      {"bench (no collective)", "bench", {"subcommand", "dsgd bench --help"}},
+      {"lesson 0", "lesson 0", {"no lesson 0", "dsgd lesson list"}},
+      {"lesson -1", "lesson -1", {"no lesson -1", "dsgd lesson list"}},
+      {"lesson 2x", "lesson 2x", {"'2x'", "lesson number"}},
+      {"lesson 99", "lesson 99", {"no lesson 99", "dsgd lesson list"}},
+      {"lesson (no number)", "lesson", {"lesson is required", "dsgd lesson --help"}},
+      {"lesson 2 --lang fr", "lesson 2 --lang fr", {"--lang fr", "en"}},
+      {"lesson 2 --nodes 100", "lesson 2 --nodes 100", {"--nodes 100", "lesson 2 runs on"}},
+      {"lesson 2 --seed -1", "lesson 2 --seed -1", {"--seed", "0 or more"}},
+      {"lesson 5 --check missing file",
+       "lesson 5 --check {d}/none.cpp",
+       {"--check", "none.cpp", "no such file"}},
+      {"trace check missing file", "trace check {d}/none.json", {"none.json", "does not exist"}},
+      {"trace check empty file",
+       "trace check {d}/empty.json",
+       {"empty.json", "not a Chrome trace"}},
+      {"trace check truncated JSON",
+       "trace check {d}/cut.json",
+       {"cut.json", "invalid JSON", "dsgd train --trace"}},
+      {"trace check no traceEvents", "trace check {d}/object.json", {"object.json", "traceEvents"}},
+      {"trace check slice without dur", "trace check {d}/nodur.json", {"nodur.json", "dur"}},
+      {"trace merge of a truncated file",
+       "trace merge {d}/out/merged.json {d}/ok.json {d}/cut.json",
+       {"cut.json", "invalid JSON"}},
+      {"trace merge into a missing directory",
+       "trace merge {d}/missing/merged.json {d}/ok.json",
+       {"missing/merged.json", "cannot write"}},
+  };
+}
+
+// Data files: --data csv:..., idx:..., synthetic:..., fashion-mnist:...
+std::vector<Row> data_rows() {
+  const auto train = [](const std::string& data) { return "train -q --data " + data + kOut; };
+  return {
+      {"csv: empty file", train("csv:{d}/empty.csv"), {"empty.csv", "no data rows"}},
+      {"csv: header only", train("csv:{d}/header.csv"), {"header.csv", "no data rows"}},
+      {"csv: NaN feature", train("csv:{d}/nan.csv"), {"nan.csv:2", "NaN", "clean the data"}},
+      {"csv: Inf feature", train("csv:{d}/inf.csv"), {"inf.csv:2", "infinite"}},
+      {"csv: 1e39 feature", train("csv:{d}/huge.csv"), {"huge.csv:2", "float32 range"}},
+      {"csv: empty field", train("csv:{d}/blank.csv"), {"blank.csv:2", "not a number"}},
+      {"csv: label 1.5", train("csv:{d}/frac.csv"), {"frac.csv:2", "'1.5'", "class index"}},
+      {"csv: label 70000", train("csv:{d}/big.csv"), {"big.csv:2", "too large", "65535"}},
+      {"csv: file cut mid-row", train("csv:{d}/cut.csv"), {"cut.csv:4", "expected 3 fields"}},
+      {"csv: fewer than 10 rows", train("csv:{d}/few.csv"), {"few.csv", "at least 10"}},
+      {"csv: train and test differ in width",
+       train("csv:{d}/wide.csv,{d}/narrow.csv"),
+       {"narrow.csv:1", "expected 4 fields"}},
+      {"csv: a directory", train("csv:{d}"), {"cannot read", "readable file"}},
+      {"csv: no path", train("csv:"), {"csv:", "needs file paths"}},
+      {"idx: empty file", train("idx:{d}/empty.idx,{d}/labels.idx"), {"empty.idx", "4-byte magic"}},
+      {"idx: header cut short",
+       train("idx:{d}/short-header.idx,{d}/labels.idx"),
+       {"short-header.idx", "truncated"}},
+      {"idx: data cut short",
+       train("idx:{d}/short-data.idx,{d}/labels.idx"),
+       {"short-data.idx", "truncated", "expected 80 bytes"}},
+      {"idx: bytes after the data",
+       train("idx:{d}/trailing.idx,{d}/labels.idx"),
+       {"trailing.idx", "after the 80 bytes"}},
+      {"idx: float elements",
+       train("idx:{d}/float.idx,{d}/labels.idx"),
+       {"float.idx", "0x0D", "unsigned bytes"}},
+      {"idx: 20 images, 19 labels",
+       train("idx:{d}/images.idx,{d}/labels19.idx"),
+       {"20 images", "19 labels"}},
+      {"idx: labels file given as images",
+       train("idx:{d}/labels.idx,{d}/labels.idx"),
+       {"labels.idx", "magic"}},
+      {"idx: gzip cut in half", train("idx:{d}/cut.idx.gz,{d}/labels.idx"), {"cut.idx.gz"}},
+      {"idx: three paths", train("idx:{d}/a,{d}/b,{d}/c"), {"idx takes 2 or 4 paths"}},
+      {"synthetic:train=-5", train("synthetic:train=-5"), {"train='-5'", "[1, 100000000]"}},
+      {"synthetic:classes=1", train("synthetic:classes=1"), {"classes='1'", "[2, 65536]"}},
+      {"synthetic:noise=nan", train("synthetic:noise=nan"), {"noise='nan'", "finite"}},
+      {"synthetic:colour=red", train("synthetic:colour=red"), {"unknown key 'colour'"}},
+      {"fashion-mnist:/nonexistent",
+       train("fashion-mnist:/nonexistent"),
+       {"/nonexistent", "apt-get install dataset-fashion-mnist"}},
+  };
+}
+
+std::vector<Row> scenario_rows() {
+  const auto train = [](const std::string& file) {
+    return "train -q --scenario {d}/" + file + kOut;
+  };
+  return {
+      {"scenario: TOML syntax error", train("syntax.toml"), {"syntax.toml:2:", "fix the TOML"}},
+      {"scenario: latency = \"2parsecs\"", train("unit.toml"), {"unit.toml:3:", "not a duration"}},
+      {"scenario: unknown key", train("typo.toml"), {"typo.toml:3:", "'latncy'", "valid keys"}},
+      {"scenario: nodes = -1", train("nodes.toml"), {"nodes.toml:1:", "1 to 256"}},
+      {"scenario: latency = 5 (no unit)", train("type.toml"), {"type.toml:2:", "\"2ms\""}},
+      {"scenario: loss = 2", train("loss.toml"), {"loss.toml:2:", "0 to 0.5"}},
+      {"scenario: fault kind \"meteor\"", train("kind.toml"), {"kind.toml:2:", "meteor"}},
+      {"scenario: fault on rank 7 of 4", train("rank.toml"), {"rank 7", "4 nodes"}},
+      {"scenario: missing file", train("none.toml"), {"--scenario", "none.toml", "check the path"}},
+      {"scenario: a directory", "train -q --scenario {d}" + kOut, {"--scenario", "is a directory"}},
+  };
+}
+
+std::vector<Row> npz_rows() {
+  const auto train = [](const std::string& file) {
+    return "train -q --model mlp:4 --init " + file + kOut;
+  };
+  const std::string fixtures = std::string(DSGD_SOURCE_DIR) + "/tests/data/npz/";
+  return {
+      {"--init empty file", train("{d}/empty.npz"), {"empty.npz", "empty", "np.savez"}},
+      {"--init zip cut in half", train("{d}/cut.npz"), {"cut.npz", "not a .npz archive"}},
+      {"--init missing file", train("{d}/none.npz"), {"none.npz", "check the path"}},
+      {"--init a directory", train("{d}"), {"--init", "is a directory", ".npz file"}},
+      {"--init wrong names", train("{d}/names.npz"), {"names.npz", "layers.0.weight", "--model"}},
+      {"--init wrong shape", train("{d}/shape.npz"), {"shape.npz", "(32, 4)", "needs (4, 32)"}},
+      {"--init missing layer", train("{d}/fewer.npz"), {"fewer.npz", "has no layers.1.weight"}},
+      {"--init extra layer", train("{d}/extra.npz"), {"extra.npz", "layers.2.weight"}},
+      {"--init int64 dtype",
+       train(fixtures + "bad_int64.npz.fixture"),
+       {"bad_int64", "'<i8'", "np.float32"}},
+      {"--init int32 dtype", train("{d}/int32.npz"), {"int32.npz", "'<i4'", "np.float32"}},
+      {"--init Fortran order",
+       train(fixtures + "bad_fortran.npz.fixture"),
+       {"bad_fortran", "Fortran order"}},
+      {"--init big-endian",
+       train(fixtures + "bad_bigendian.npz.fixture"),
+       {"bad_bigendian", "big-endian"}},
+      {"--init entry that is not .npy",
+       train("{d}/notes.npz"),
+       {"notes.npz", "notes.txt", "not a .npy array"}},
+      {"--init NaN parameter",
+       train("{d}/nan.npz"),
+       {"nan.npz", "layers.1.weight", "NaN", "index 3"}},
+  };
+}
+
+void check_rows(const std::vector<Row>& rows) {
+  TempDir dir;
+  make_files(dir.path().string());
+  std::filesystem::create_directory(dir.path() / "out");
+  const std::string before = dir.listing();
+  for (const Row& row : rows) {
+    const std::string args = replace_all(row.args, "{d}", dir.path().string());
+    const auto r = run_dsgd(args);
+    INFO(row.input << "\ndsgd " << args << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("dsgd: error: "));
+    for (const std::string& word : row.words)
+      CHECK_THAT(r.err, Catch::Contains(replace_all(word, "{d}", dir.path().string())));
+    // Nothing written, not even a temporary file; no input file touched.
+    CHECK(std::filesystem::is_empty(dir.path() / "out"));
+    CHECK(dir.listing() == before);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bad flag values: exit 2, one line naming the flag, no output file", "[bad_input]") {
+  check_rows(flag_rows());
+}
+
+TEST_CASE("bad values of bench, lesson and trace: exit 2, one line, no output", "[bad_input]") {
+  check_rows(command_rows());
+}
+
+TEST_CASE("bad data files: exit 2, one line naming the file and row", "[bad_input]") {
+  check_rows(data_rows());
+}
+
+TEST_CASE("bad scenario files: exit 2, one line with file:line:col", "[bad_input]") {
+  check_rows(scenario_rows());
+}
+
+TEST_CASE("bad --init archives: exit 2, one line naming the file and entry", "[bad_input]") {
+  check_rows(npz_rows());
+}
+
+TEST_CASE("every bad input tested here is a row of README's Bad input table", "[bad_input]") {
+  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
+  const auto section = readme.find("### Bad input");
+  REQUIRE(section != std::string::npos);
+  const std::string table = readme.substr(section);
+  for (const auto& rows : {flag_rows(), command_rows(), data_rows(), scenario_rows(), npz_rows()})
+    for (const Row& row : rows) {
+      INFO(row.input);
+      CHECK_THAT(table, Catch::Contains("| `" + row.input + "` |"));
+    }
+}

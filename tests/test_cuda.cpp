@@ -1,0 +1,233 @@
+// The CUDA device against the CPU: CudaMlp's logits and gradients against Mlp on the same
+// input, the device SGD against Sgd, and whole training runs (1 and 4 simulated ranks,
+// staged and direct gradient paths) against the CPU run after 50 steps. Built only with
+// CUDA; its own main (test_cuda_main.cpp) exits 77 (CTest: skipped) when there is no GPU.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "cli/device_choice.h"
+#include "cli/train_command.h"
+#include "core/cuda/cuda_device.h"
+#include "core/nn/loss.h"
+#include "core/nn/model.h"
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+
+using namespace dsgd;
+using namespace dsgd::cuda;
+
+namespace {
+
+std::vector<float> random_floats(size_t count, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(count);
+  for (float& x : v)
+    x = u(rng);
+  return v;
+}
+
+template <class T>
+DeviceBuffer<T> to_device(const std::vector<T>& host) {
+  DeviceBuffer<T> d(host.size());
+  DSGD_CUDA_CHECK(
+      cudaMemcpy(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+std::vector<float> to_host(const float* device, size_t count) {
+  std::vector<float> h(count);
+  DSGD_CUDA_CHECK(cudaMemcpy(h.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// |a - b| <= abs + rel |b| elementwise; reports the first miss.
+void require_close(const std::vector<float>& a, std::span<const float> b, double rel, double abs,
+                   const char* what) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(what << "[" << i << "]: cuda " << a[i] << ", cpu " << b[i]);
+    REQUIRE(std::abs(double(a[i]) - double(b[i])) <= abs + rel * std::abs(double(b[i])));
+  }
+}
+
+// max |a - b| / max |b| per tensor, the worst over all tensors (as test_trainer.cpp).
+double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (size_t t = 0; t < a.size(); ++t) {
+    REQUIRE(a[t].name == b[t].name);
+    double diff = 0, scale = 0;
+    for (int64_t i = 0; i < a[t].tensor.numel(); ++i) {
+      diff = std::max(diff, double(std::abs(a[t].tensor[i] - b[t].tensor[i])));
+      scale = std::max(scale, double(std::abs(b[t].tensor[i])));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+TrainResult train_with(const std::string& device, int nodes, const Dataset& data,
+                       TrainConfig config) {
+  cli::TrainFlags flags;
+  flags.device = device;
+  config.device = cli::make_device_factory(flags, config);
+  TrainResult result;
+  sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
+    TrainResult r = train(comm, data, config);
+    if (comm.rank() == 0) result = std::move(r);
+  });
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("CudaMlp logits and gradients equal the CPU Mlp's on the same input", "[cuda]") {
+  const std::vector<int64_t> sizes{20, 16, 12, 5};
+  const int64_t n = 37, classes = sizes.back();
+  Mlp cpu(sizes, 2);
+  cpu.init(3);
+  const std::vector<float> x = random_floats(n * sizes.front(), 1);
+  std::vector<int32_t> labels(n);
+  for (int64_t i = 0; i < n; ++i)
+    labels[i] = static_cast<int32_t>((i * 7) % classes);
+  const float scale = 1.0f / 50;  // as a rank holding 37 rows of a global batch of 50
+
+  cpu.zero_grad();
+  auto out = cpu.forward(x.data(), n);
+  const std::vector<float> logits(out.begin(), out.end());
+  std::vector<float> dout(n * classes);
+  const LossSum s =
+      softmax_cross_entropy(out.data(), labels.data(), n, classes, scale, dout.data());
+  cpu.backward(x.data(), dout.data(), n);
+
+  Stream stream;
+  CudaMlp gpu(sizes, 2, stream.get());
+  DSGD_CUDA_CHECK(cudaMemcpy(gpu.values(), cpu.values().data(), cpu.values().size_bytes(),
+                             cudaMemcpyHostToDevice));
+  auto dx = to_device(x);
+  auto dlabels = to_device(labels);
+  const float* dlogits = gpu.forward(dx.data(), n);
+  gpu.backward(dx.data(), dlabels.data(), n, scale);
+  stream.synchronize();
+
+  require_close(to_host(dlogits, n * classes), logits, 1e-5, 1e-6, "logits");
+  const std::vector<float> grads = to_host(gpu.grad_buffer(), gpu.grad_buffer_size());
+  const std::vector<float> param_grads(grads.begin(), grads.begin() + gpu.num_params());
+  require_close(param_grads, cpu.grads(), 1e-4, 1e-6, "grads");
+  CHECK(grads[gpu.num_params()] == Approx(s.loss).epsilon(1e-5));       // loss sum slot
+  CHECK(grads[gpu.num_params() + 1] == static_cast<float>(s.correct));  // correct count slot
+
+  // The evaluation path sums the same loss without gradients.
+  DeviceBuffer<double> acc(2);
+  DSGD_CUDA_CHECK(cudaMemset(acc.data(), 0, 2 * sizeof(double)));
+  gpu.evaluate(dx.data(), dlabels.data(), n, acc.data());
+  stream.synchronize();
+  double host_acc[2];
+  DSGD_CUDA_CHECK(cudaMemcpy(host_acc, acc.data(), sizeof host_acc, cudaMemcpyDeviceToHost));
+  CHECK(host_acc[0] == Approx(s.loss).epsilon(1e-5));
+  CHECK(host_acc[1] == double(s.correct));
+}
+
+TEST_CASE("CudaSgd takes torch.optim.SGD's steps, bit for bit with the CPU Sgd", "[cuda]") {
+  const SgdOptions cases[] = {
+      {.lr = 0.1f},
+      {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f},
+      {.lr = 0.05f, .momentum = 0.9f, .dampening = 0.3f},
+      {.lr = 0.01f, .momentum = 0.8f, .weight_decay = 5e-4f, .nesterov = true},
+  };
+  const int64_t count = 1000;
+  for (const SgdOptions& o : cases) {
+    INFO("lr " << o.lr << " momentum " << o.momentum << " dampening " << o.dampening
+               << " weight decay " << o.weight_decay << " nesterov " << o.nesterov);
+    std::vector<float> p = random_floats(count, 5);
+    Sgd cpu(o, count);
+    CudaSgd gpu(o, count);
+    Stream stream;
+    auto dp = to_device(p);
+    for (uint32_t step = 0; step < 3; ++step) {
+      const std::vector<float> g = random_floats(count, 10 + step);
+      cpu.step(p, g);
+      auto dg = to_device(g);
+      gpu.step(dp.data(), dg.data(), stream.get());
+      stream.synchronize();
+    }
+    const std::vector<float> got = to_host(dp.data(), count);
+    for (int64_t i = 0; i < count; ++i) {
+      INFO("p[" << i << "]");
+      REQUIRE(got[i] == p[i]);
+    }
+  }
+}
+
+TEST_CASE("training on cuda matches the CPU after 50 steps, 1 and 4 simulated ranks", "[cuda]") {
+  const Dataset data = load_dataset("synthetic:train=2048,test=512");
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:64,32");
+  config.global_batch = 128;
+  config.sgd = {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-4f};
+  config.steps = 50;
+  config.epochs = 0;
+  config.seed = 7;
+  for (int nodes : {1, 4}) {
+    INFO(nodes << " simulated ranks");
+    const TrainResult cpu = train_with("cpu", nodes, data, config);
+    const TrainResult gpu = train_with("cuda", nodes, data, config);
+    const double rel = max_rel_diff(gpu.params, cpu.params);
+    INFO("max relative difference " << rel);
+    CHECK(rel <= 1e-4);
+    CHECK(gpu.final_loss == Approx(cpu.final_loss).epsilon(1e-4));
+    REQUIRE(gpu.test_accuracy.has_value());
+    CHECK(std::abs(*gpu.test_accuracy - *cpu.test_accuracy) <= 2.0 / 512);
+  }
+}
+
+TEST_CASE("a rank with no rows in a step contributes zeros on cuda", "[cuda]") {
+  const Dataset data = load_dataset("synthetic:train=256,test=64");
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:16");
+  config.global_batch = 3;  // 4 ranks: rank 3 has no row
+  config.steps = 10;
+  config.epochs = 0;
+  const TrainResult cpu = train_with("cpu", 4, data, config);
+  const TrainResult gpu = train_with("cuda", 4, data, config);
+  CHECK(max_rel_diff(gpu.params, cpu.params) <= 1e-4);
+}
+
+TEST_CASE("CUDA and cuBLAS failures throw CudaError naming the call", "[cuda]") {
+  try {
+    DSGD_CUDA_CHECK(cudaSetDevice(100000));
+    FAIL("cudaSetDevice(100000) succeeded");
+  } catch (const CudaError& e) {
+    CHECK(e.call() == "cudaSetDevice");
+    CHECK_THAT(e.what(), Catch::Contains("cudaSetDevice failed"));
+  }
+  try {
+    DeviceBuffer<float> huge(size_t{1} << 46);  // 256 TiB
+    FAIL("a 256 TiB cudaMalloc succeeded");
+  } catch (const CudaError& e) {
+    CHECK(e.call() == "cudaMalloc");
+    CHECK_THAT(e.what(), Catch::Contains("smaller --batch"));
+  }
+  try {
+    Stream stream;
+    Cublas blas(stream.get());
+    blas.sgemm(CUBLAS_OP_N, CUBLAS_OP_N, -1, 1, 1, 1.0f, nullptr, 1, nullptr, 1, 0.0f, nullptr, 1);
+    FAIL("cublasSgemm with m = -1 succeeded");
+  } catch (const CudaError& e) {
+    CHECK(e.call() == "cublasSgemm");
+    CHECK_THAT(e.what(), Catch::Contains("CUBLAS_STATUS_INVALID_VALUE"));
+  }
+}
+
+TEST_CASE("device cuda:K past the last GPU is a usage error", "[cuda]") {
+  cli::TrainFlags flags;
+  flags.device = "cuda:4096";
+  CHECK_THROWS_AS(cli::make_device_factory(flags, TrainConfig{}), UsageError);
+  flags.device = "cuda";
+  TrainConfig linear;
+  linear.model = ModelSpec::parse("linear");
+  CHECK_THROWS_AS(cli::make_device_factory(flags, linear), UsageError);
+}

@@ -1,0 +1,187 @@
+// The lesson panel's logic without OpenGL: the transcript's section barrier and message
+// lines, and a lesson run inside the GUI (the same program `dsgd lesson 2` runs) advancing
+// section by section as its messages are stepped one at a time.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "core/errors.h"
+#include "gui/app.h"
+#include "gui/lesson_session.h"
+#include "gui/options.h"
+#include "lessons/readme.h"
+
+using namespace dsgd;
+using namespace dsgd::gui;
+using lessons::LogItem;
+
+namespace {
+
+using Kind = LessonLine::Kind;
+
+size_t count_kind(const std::vector<LessonLine>& lines, Kind kind) {
+  return std::count_if(lines.begin(), lines.end(),
+                       [&](const LessonLine& l) { return l.kind == kind; });
+}
+
+lessons::LessonText two_sections() {
+  return lessons::parse_lesson_text(
+      "# T\n\nintro\n<!-- section: a -->\nText A.\n<!-- section: b -->\nText B.\n", "t.md");
+}
+
+// Waits (up to 60 s) for `done`; returns it.
+template <typename F>
+bool wait_for(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("lesson transcript: a section appears once every rank reached it", "[gui][lessons]") {
+  LessonTranscript t(2, two_sections());
+  const auto section = [](const char* id) {
+    return LogItem{.kind = LogItem::Kind::section, .text = id};
+  };
+  // Rank 1 runs ahead: its section b and its line wait for rank 0.
+  t.add(1, section("a"));
+  CHECK(t.sections_shown() == 0);
+  t.add(1, {.kind = LogItem::Kind::recv, .peer = 0, .tag = 7, .bytes = 8});
+  t.add(1, {.kind = LogItem::Kind::print, .text = "got it"});
+  t.add(1, section("b"));
+  t.add(1, {.kind = LogItem::Kind::print, .text = "in b"});
+  CHECK(t.line_count() == 0);
+  t.add(0, section("a"));
+  // Section a is out; rank 1's receive waits for the send it pairs with.
+  std::vector<LessonLine> lines = t.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].kind == Kind::section);
+  CHECK(lines[0].text == "Text A.");
+  t.add(0, {.kind = LogItem::Kind::send, .peer = 1, .tag = 7, .bytes = 8, .preview = {1, -1}});
+  lines = t.lines();
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1].kind == Kind::message);
+  CHECK(lines[1].text == "rank 0 -> rank 1 · tag 7 · 8 bytes · [1, -1]");
+  CHECK(lines[2].text == "got it");
+  CHECK(lines[2].rank == 1);
+  t.add(0, {.kind = LogItem::Kind::say, .text = "end of a"});
+  CHECK(t.sections_shown() == 1);  // rank 0 is still in section a
+  t.add(0, section("b"));
+  lines = t.lines();
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[3].text == "end of a");
+  CHECK(lines[4].text == "Text B.");
+  CHECK(lines[5].text == "in b");
+  CHECK(t.sections_shown() == 2);
+}
+
+TEST_CASE("lesson transcript: hidden messages and a finished run", "[gui][lessons]") {
+  LessonTranscript t(2, two_sections());
+  t.add(0, {.kind = LogItem::Kind::section, .text = "a"});
+  t.add(0, {.kind = LogItem::Kind::send, .peer = 1, .bytes = 4, .shown = false});
+  t.add(1, {.kind = LogItem::Kind::section, .text = "a"});
+  t.add(1, {.kind = LogItem::Kind::recv, .peer = 0, .bytes = 4});
+  CHECK(count_kind(t.lines(), Kind::message) == 0);  // a training step's, not shown
+  // Rank 1 failed before section b; once the run is over the section still comes out.
+  t.add(0, {.kind = LogItem::Kind::section, .text = "b"});
+  CHECK(t.sections_shown() == 1);
+  t.finish();
+  CHECK(t.sections_shown() == 2);
+}
+
+TEST_CASE("a lesson in the GUI advances section by section as messages are stepped",
+          "[gui][lessons]") {
+  // Lesson 2 on 2 ranks sends 4 messages. The sections reached after 0, 1, 2, 3, 4 stepped messages
+  // follow from the program: rank 1 receives the first message before the second section; asks for
+  // tag 2 before tag 1 (so the second message, tag 1, alone lets nothing move); then sends to rank
+  // 0.
+  const lessons::LessonText text =
+      lessons::load_lesson_text(lessons::find_lesson(2), lessons::Lang::en);
+  GuiApp app;
+  app.start_lesson(2, false);
+  LessonSession* lesson = app.lesson();
+  REQUIRE(lesson != nullptr);
+  Snapshot s = app.snapshot();
+  REQUIRE(s.error.empty());
+  CHECK(s.lesson.active);
+  CHECK(s.lesson.world == 2);
+  CHECK(s.lesson.catalog.size() == 10);
+  CHECK(s.controls.step_mode);
+  CHECK(s.lesson.sections_total == static_cast<int>(text.sections.size()));
+
+  // Every message is held: the first section shows, and nothing after it.
+  REQUIRE(wait_for([&] { return app.snapshot().lesson.sections_shown >= 1; }));
+  s = app.snapshot();
+  CHECK(s.lesson.sections_shown == 1);
+  CHECK(count_kind(s.lesson.lines, Kind::message) == 0);
+  CHECK(s.lesson.lines.front().text == text.sections[0].second);
+  // The held message waits on its link in the topology view.
+  CHECK(wait_for([&] { return !app.snapshot().in_flight.empty(); }));
+
+  const int expected_sections[] = {2, 2, 3, static_cast<int>(text.sections.size())};
+  const size_t expected_messages[] = {1, 1, 3, 4};
+  for (int step = 0; step < 4; ++step) {
+    INFO("step " << step + 1);
+    Commands commands;
+    commands.push(CommandKind::step_message);
+    app.apply(commands);
+    REQUIRE(wait_for([&] {
+      Commands none;
+      app.apply(none);  // polls the lesson, as each frame does
+      return lesson->pending_steps() == 0;
+    }));
+    REQUIRE(wait_for([&] {
+      const LessonView v = app.snapshot().lesson;
+      return v.sections_shown >= expected_sections[step] &&
+             count_kind(v.lines, Kind::message) >= expected_messages[step];
+    }));
+    s = app.snapshot();
+    CHECK(s.lesson.sections_shown == expected_sections[step]);
+    CHECK(count_kind(s.lesson.lines, Kind::message) == expected_messages[step]);
+  }
+  REQUIRE(wait_for([&] { return !lesson->running(); }));
+  s = app.snapshot();
+  CHECK(s.error.empty());
+  // The sections in the README's order, with the lesson's own lines between them.
+  std::vector<std::string> sections;
+  for (const LessonLine& l : s.lesson.lines)
+    if (l.kind == Kind::section) sections.push_back(l.text);
+  REQUIRE(sections.size() == text.sections.size());
+  for (size_t i = 0; i < sections.size(); ++i)
+    CHECK(sections[i] == text.sections[i].second);
+  const auto has = [&](const std::string& line) {
+    return std::any_of(s.lesson.lines.begin(), s.lesson.lines.end(),
+                       [&](const LessonLine& l) { return l.text == line; });
+  };
+  CHECK(has("rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]"));
+  CHECK(has("Rank 1 has data [1, -1]"));
+  CHECK(has("rank 1 -> rank 0 · tag 0 · 4 bytes · [1]"));
+  CHECK(has("collected [0, 1]"));
+  CHECK(s.in_flight.empty());
+
+  // Play runs a lesson through without stepping; leaving it for training stops it.
+  Commands commands;
+  commands.push(Command{.kind = CommandKind::start_lesson, .flag = true, .index = 4});
+  commands.push(CommandKind::play);
+  app.apply(commands);
+  REQUIRE(app.lesson() != nullptr);
+  REQUIRE(wait_for([&] { return !app.lesson()->running(); }));
+  s = app.snapshot();
+  CHECK(s.error.empty());
+  CHECK(s.lesson.zh);
+  CHECK(s.lesson.sections_shown == s.lesson.sections_total);
+  CHECK(count_kind(s.lesson.lines, Kind::message) == 66);  // as in tests/golden/lessons/04.txt
+}
+
+TEST_CASE("dsgd-gui --lesson options", "[gui][lessons]") {
+  GuiOptions o = parse_gui_options({"--lesson", "4", "--lang", "zh"});
+  CHECK(o.lesson == 4);
+  CHECK(o.lesson_zh);
+  CHECK_THROWS_AS(parse_gui_options({"--lesson", "42"}), UsageError);
+  CHECK_THROWS_AS(parse_gui_options({"--lesson", "2", "--lang", "fr"}), UsageError);
+  CHECK(parse_gui_options({"--view", "lesson"}).view == View::lesson);
+}
