@@ -406,7 +406,7 @@ TEST_CASE("bad --init archives: exit 2, one line naming the file and entry", "[b
 
 TEST_CASE("every bad input tested here is a row of README's Bad input table", "[bad_input]") {
   const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
-  const auto section = readme.find("### Bad input");
+  const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   const std::string table = readme.substr(section);
   for (const auto& rows : {flag_rows(), command_rows(), data_rows(), scenario_rows(), npz_rows()})

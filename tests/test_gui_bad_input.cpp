@@ -109,7 +109,7 @@ TEST_CASE("dsgd-gui --replay of a bad file: exit 2, one line, no window, nothing
 TEST_CASE("every dsgd-gui bad input tested here is a row of README's Bad input table",
           "[gui][bad_input]") {
   const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
-  const auto section = readme.find("### Bad input");
+  const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   for (const Row& row : rows()) {
     INFO(row.input);

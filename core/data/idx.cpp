@@ -113,9 +113,9 @@ IdxArray read_idx(const std::string& path, IdxKind kind) {
         fmt::format("{}: the header declares more than {} bytes of data; is this "
                     "really an IDX file?",
                     path, kMaxBytes));
-  // Grow with the data actually read, so a lying header cannot make us allocate much: a
-  // 12-byte file that declares 256 MiB reserves 16 MiB, not 256 (growth doubles from there).
-  a.data.reserve(static_cast<size_t>(std::min<int64_t>(total, 16 << 20)));
+  // Grow with the data actually read (doubling from one chunk), so a lying header cannot
+  // make us allocate much: a 12-byte file that declares 256 MiB reserves 1 MiB.
+  a.data.reserve(static_cast<size_t>(std::min<int64_t>(total, kChunkBytes)));
   size_t found = in.read(a.data, static_cast<size_t>(total));
   if (static_cast<int64_t>(found) < total)
     throw DataError(

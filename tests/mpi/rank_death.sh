@@ -1,6 +1,6 @@
 #!/bin/bash
 # A rank of `mpirun -np 2 dsgd train --backend mpi` is stopped mid-run; checks how the job
-# ends. What each case checks is what Open MPI 4.1 allows (docs/cluster-guide.md):
+# ends. What each case checks is what Open MPI 4.1 allows (README, cluster guide):
 #   kill      SIGKILL rank 1. mpirun notices the death and kills rank 0 itself, long before
 #             any deadline: the job must end within 15 s (timeout 60 s), mpirun must exit
 #             non-zero and name rank 1 ("process rank 1 ... exited on signal 9"), and rank 0
