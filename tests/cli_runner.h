@@ -14,6 +14,18 @@
 
 namespace dsgd::test {
 
+// Names of the entries in `dir`, sorted, each followed by a space.
+inline std::string dir_listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string s;
+  for (const auto& n : names)
+    s += n + " ";
+  return s;
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string out, err;
@@ -61,17 +73,8 @@ class TempDir {
   ~TempDir() { std::filesystem::remove_all(path_); }
   const std::filesystem::path& path() const { return path_; }
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  // Names of the entries in the directory, sorted.
-  std::string listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
-      names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    std::string s;
-    for (const auto& n : names)
-      s += n + " ";
-    return s;
-  }
+  // Names of the entries in the directory, sorted, each followed by a space.
+  std::string listing() const { return dir_listing(path_); }
 
  private:
   std::filesystem::path path_;

@@ -20,6 +20,7 @@
 #include "sim/cluster.h"
 
 using namespace dsgd;
+using dsgd::test::dir_listing;
 using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
@@ -114,18 +115,6 @@ std::string train_flags(const std::map<std::string, std::string>& replace = {}) 
 }
 const std::string kFlags = train_flags();
 
-// Names in a directory, sorted, each followed by a space.
-std::string listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir))
-    names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  std::string s;
-  for (const auto& n : names)
-    s += n + " ";
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for bit",
@@ -193,12 +182,12 @@ TEST_CASE("the newest --keep-checkpoints N are kept, each a complete checkpoint"
   TempDir dir;
   REQUIRE(run_dsgd(kFlags + "--steps 20 --checkpoint-every 3 --checkpoint-dir " + (dir / "a"))
               .exit_code == 0);
-  CHECK(listing(dir.path() / "a") ==
+  CHECK(dir_listing(dir.path() / "a") ==
         "ckpt-0000000012.npz ckpt-0000000015.npz ckpt-0000000018.npz ");
   REQUIRE(run_dsgd(kFlags + "--steps 20 --checkpoint-every 3 --keep-checkpoints 1 " +
                    "--checkpoint-dir " + (dir / "b"))
               .exit_code == 0);
-  CHECK(listing(dir.path() / "b") == "ckpt-0000000018.npz ");
+  CHECK(dir_listing(dir.path() / "b") == "ckpt-0000000018.npz ");
 
   // What a checkpoint holds, as np.load sees it: the parameters under --save's names,
   // the momentum buffer, and a JSON document with the step, data position and config.

@@ -21,6 +21,7 @@
 
 #include "cli_runner.h"
 #include "core/errors.h"
+#include "raw_socket.h"
 #include "core/io/npz.h"
 #include "sim/handshake.h"
 #include "sim/node.h"
@@ -30,6 +31,9 @@ using namespace dsgd;
 using namespace std::chrono_literals;
 using dsgd::test::read_text;
 using dsgd::test::TempDir;
+using dsgd::test::closed_by_peer;
+using dsgd::test::raw_connect;
+using dsgd::test::raw_send;
 
 namespace {
 
@@ -117,29 +121,6 @@ uint16_t accept_port(const std::string& err) {
   const auto at = err.find(key);
   REQUIRE(at != std::string::npos);
   return static_cast<uint16_t>(std::stoi(err.substr(at + key.size())));
-}
-
-// A raw client socket connected to 127.0.0.1:port.
-int raw_connect(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
-
-void raw_send(int fd, const std::vector<uint8_t>& bytes) {
-  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()));
-}
-
-// True when the peer closes the connection (EOF or reset) within the limit.
-bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
-  pollfd p{.fd = fd, .events = POLLIN};
-  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
-  char c;
-  return ::recv(fd, &c, 1, 0) <= 0;
 }
 
 std::vector<uint8_t> hello_bytes(const std::string& token,

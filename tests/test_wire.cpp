@@ -20,6 +20,7 @@
 
 #include "core/comm/collectives.h"
 #include "core/errors.h"
+#include "raw_socket.h"
 #include "sim/cluster.h"
 #include "sim/crc32c.h"
 #include "sim/frame.h"
@@ -29,31 +30,9 @@
 using namespace dsgd;
 using namespace std::chrono_literals;
 
+using namespace dsgd::test;
+
 namespace {
-
-// A raw client socket connected to 127.0.0.1:port.
-int raw_connect(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
-
-void raw_send(int fd, const std::vector<uint8_t>& bytes) {
-  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()));
-}
-
-// True when the peer closes the connection (EOF or reset) within the limit.
-bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
-  pollfd p{.fd = fd, .events = POLLIN};
-  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
-  char c;
-  return ::recv(fd, &c, 1, 0) <= 0;
-}
 
 std::vector<uint8_t> garbage() {
   std::string text = "GET / HTTP/1.1\r\nHost: dsgd\r\n\r\n";
