@@ -26,6 +26,7 @@
 #include "cli/backend.h"
 #include "cli/bench_case.h"
 #include "cli/loopback_baseline.h"
+#include "cli/train_run.h"  // check_output_path
 #include "core/comm/cost_model.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
@@ -98,21 +99,6 @@ std::string link_text(const sim::LinkSpec& link) {
   return fmt::format("latency {}, bandwidth {}", sim::format_duration(link.latency_s),
                      link.bandwidth_Bps > 0 ? sim::format_bandwidth(link.bandwidth_Bps)
                                             : std::string("unlimited"));
-}
-
-void check_output_path(const std::string& path, const char* flag) {
-  if (path.empty()) return;
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(fmt::format("{} {}: directory '{}' does not exist; create it first", flag,
-                                 path, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(
-        fmt::format("{} {}: directory '{}' is not writable", flag, path, dir.string()));
-  if (std::filesystem::is_directory(p, ec))
-    throw UsageError(fmt::format("{} {}: is a directory; give a file name", flag, path));
 }
 
 std::vector<uint64_t> size_sweep(CollectiveOp op, uint64_t min_bytes, uint64_t max_bytes,

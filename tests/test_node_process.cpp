@@ -29,11 +29,11 @@
 
 using namespace dsgd;
 using namespace std::chrono_literals;
-using dsgd::test::read_text;
-using dsgd::test::TempDir;
 using dsgd::test::closed_by_peer;
 using dsgd::test::raw_connect;
 using dsgd::test::raw_send;
+using dsgd::test::read_text;
+using dsgd::test::TempDir;
 
 namespace {
 

@@ -158,7 +158,8 @@ TEST_CASE("node counts outside 1..256 are refused", "[sim]") {
 TEST_CASE("latency and bandwidth delay messages as the link model says", "[sim][link]") {
   // 5 ms latency, 8 Mbit/s: a 100 000-byte message occupies the link for 0.1 s.
   // Model time must follow the link model exactly; wall time is bounded only from below
-  // (a message is never delivered early, beyond the stamping allowance below). bench/bench_fidelity measures how close it gets.
+  // (a message is never delivered early, beyond the stamping allowance below). bench/bench_fidelity
+  // measures how close it gets.
   sim::ClusterOptions options{.nodes = 2};
   options.network.link = {.latency_s = 0.005, .bandwidth_Bps = 1e6};
   double small_s = 0, large_s = 0, small_model_s = 0, large_model_s = 0;
