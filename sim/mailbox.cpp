@@ -10,8 +10,12 @@
 
 namespace dsgd::sim {
 
-Mailbox::Mailbox(int rank, int world, const NetClock& clock)
-    : rank_(rank), clock_(clock), lost_(world) {}
+Mailbox::Mailbox(int rank, int world, const NetClock& clock, MailboxDriver& driver)
+    : rank_(rank), clock_(clock), driver_(driver), lost_(world) {}
+
+void Mailbox::notify() {
+  if (sleeping_.load()) driver_.wake();
+}
 
 bool Mailbox::fits(const OpState& op, const Message& m) const {
   return (op.peer == kAnySource || op.peer == m.source) && op.tag == m.tag;
@@ -135,10 +139,12 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
   std::unique_lock lock(mutex_);
   waiting_on_ = op.get();
   while (true) {
+    sleeping_.store(true);
     progress_locked();
     if (op->done) break;
     const auto now = Clock::now();
     if (now >= deadline) {
+      sleeping_.store(false);
       waiting_on_ = nullptr;
       return false;
     }
@@ -149,23 +155,21 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
           wake = std::min(wake, now + 20ms);  // re-check: the clock may resume
         } else {
           const auto at = clock_.real_time_of(*t);
-          // Sleep to just before the arrival, then yield-spin to it: a sleeping thread
-          // wakes tens of microseconds late, and that error would add up hop by hop.
-          if (at - now < 250us) {
-            op->blocked = true;
-            lock.unlock();
-            std::this_thread::yield();
-            lock.lock();
-            continue;
-          }
-          wake = std::min(wake, at - 200us);
+          // Sleep to just before the arrival, then spin to it (pumping, and yielding the
+          // core): a sleeping thread wakes tens of microseconds late, and that error would
+          // add up hop by hop.
+          wake = at - now < 250us ? now : std::min(wake, at - 200us);
           wake = std::min(wake, now + 50ms);  // speed changes are picked up within 50 ms
         }
       }
     }
     op->blocked = true;
-    cv_.wait_until(lock, wake);
+    lock.unlock();
+    driver_.pump(wake);
+    if (wake == now) std::this_thread::yield();
+    lock.lock();
   }
+  sleeping_.store(false);
   waiting_on_ = nullptr;
   return true;
 }
@@ -189,7 +193,7 @@ void Mailbox::deliver(Message&& message) {
     arrived_.push_back(std::move(message));
     progress_locked();
   }
-  cv_.notify_all();
+  notify();
 }
 
 void Mailbox::complete(const std::shared_ptr<OpState>& op, std::exception_ptr error) {
@@ -198,7 +202,7 @@ void Mailbox::complete(const std::shared_ptr<OpState>& op, std::exception_ptr er
     if (op->done) return;
     complete_locked(*op, std::move(error));
   }
-  cv_.notify_all();
+  notify();
 }
 
 void Mailbox::peer_lost(int peer, const std::string& reason) {
@@ -220,7 +224,7 @@ void Mailbox::peer_lost(int peer, const std::string& reason) {
       }
     }
   }
-  cv_.notify_all();
+  notify();
 }
 
 void Mailbox::abort(const std::string& reason) {
@@ -232,7 +236,7 @@ void Mailbox::abort(const std::string& reason) {
       complete_locked(*op, lost_error_locked(*op));
     posted_.clear();
   }
-  cv_.notify_all();
+  notify();
 }
 
 void Mailbox::set_mode(GateMode mode) {
@@ -241,7 +245,7 @@ void Mailbox::set_mode(GateMode mode) {
     mode_ = mode;
     progress_locked();
   }
-  cv_.notify_all();
+  notify();
 }
 
 void Mailbox::set_done() {
@@ -250,7 +254,7 @@ void Mailbox::set_done() {
 }
 
 void Mailbox::wake() {
-  cv_.notify_all();
+  driver_.wake();
 }
 
 Mailbox::Snapshot Mailbox::snapshot() {
@@ -296,7 +300,7 @@ bool Mailbox::release(int source, uint64_t seq) {
     it->released = true;
     progress_locked();
   }
-  cv_.notify_all();
+  notify();
   return true;
 }
 

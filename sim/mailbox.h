@@ -4,10 +4,12 @@
 // them). Matching follows MPI: a visible message goes to the earliest posted receive whose
 // (source, tag) fits; among visible messages the earliest to arrive is matched first, so
 // one sender's messages with one tag are received in the order sent.
-// Shared by the node's thread (post, wait) and its I/O thread (deliver, lost) under one lock.
+// Shared under one lock by the node's thread (post, wait, and deliver: the node thread
+// reads its own sockets while it waits, see MailboxDriver) and by the launcher, the step
+// gate and the GUI (abort, set_mode, release, snapshot), which wake it through the driver.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <list>
@@ -67,12 +69,24 @@ struct OpState {
   std::exception_ptr error;
 };
 
+// What a Mailbox's waits sleep in: the node's progress engine. pump() moves bytes between
+// the node's sockets and its mailbox until `until` (or sooner, when something happened);
+// wake() makes a pump in progress return (any thread).
+class MailboxDriver {
+ public:
+  virtual void pump(Clock::time_point until) = 0;
+  virtual void wake() = 0;
+
+ protected:
+  ~MailboxDriver() = default;
+};
+
 // How messages become visible: by the network clock, or one at a time by the step gate.
 enum class GateMode { run, step };
 
 class Mailbox {
  public:
-  Mailbox(int rank, int world, const NetClock& clock);
+  Mailbox(int rank, int world, const NetClock& clock, MailboxDriver& driver);
 
   // Node thread. Matches a visible message at once if one fits.
   std::shared_ptr<OpState> post_recv(std::span<float> buffer, int source, int tag);
@@ -86,7 +100,7 @@ class Mailbox {
   // Throws the error of a failed send to `dst` before it is queued (peer lost, aborted).
   void check_can_send(int dst);
 
-  // I/O thread (or the node's own thread for a message to itself).
+  // The node's thread (its progress engine), or any thread for complete/peer_lost/abort.
   void deliver(Message&& message);
   void complete(const std::shared_ptr<OpState>& op, std::exception_ptr error = nullptr);
   void peer_lost(int peer, const std::string& reason);
@@ -129,9 +143,14 @@ class Mailbox {
   std::optional<double> next_visible_locked() const;
 
   const int rank_;
+  void notify();  // after a change under the lock: wakes the node thread if it sleeps
+
   const NetClock& clock_;
+  MailboxDriver& driver_;
   std::mutex mutex_;
-  std::condition_variable cv_;
+  // Set by the node thread, under the lock, before it last checked for completion and
+  // until its pump returns: a change made after that check must wake the pump.
+  std::atomic<bool> sleeping_{false};
   std::list<Message> arrived_;  // in arrival order
   std::list<std::shared_ptr<OpState>> posted_;
   std::vector<std::string> lost_;  // per peer: why it was lost, empty while alive

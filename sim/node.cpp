@@ -1,8 +1,9 @@
 #include "sim/node.h"
 
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
-
-#include <future>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
@@ -24,8 +25,6 @@ using asio::ip::tcp;
 namespace {
 // Strangers being read at once beyond this are refused unread.
 constexpr size_t kMaxStrangers = 16;
-// Payload bytes read (and checksummed) per read: small enough to stay in L2 cache.
-constexpr size_t kPayloadChunkBytes = 256 * 1024;
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -45,6 +44,7 @@ class SimRequest final : public RequestImpl {
   }
 
   bool test(Status* status) override {
+    node_.pump(Clock::now());  // progress: a loop of tests must move bytes too
     if (!node_.mailbox_.poll(op_)) return false;
     *status = finish();
     return true;
@@ -75,10 +75,9 @@ class SimRequest final : public RequestImpl {
     const std::string peer =
         op_->peer == kAnySource ? "any rank" : fmt::format("rank {}", op_->peer);
     if (!op_->is_recv) {
-      // A send still in flight references the caller's buffer: break the link so the
-      // I/O thread lets go of it before we return.
-      node_.break_link(op_->peer, "send passed its deadline");
-      node_.mailbox_.wait_until(op_, Clock::now() + std::chrono::seconds(5));
+      // A send still queued references the caller's buffer: dropping the link lets go of
+      // it before we return.
+      node_.drop_peer(op_->peer, "send passed its deadline");
     }
     throw TimeoutError(
         fmt::format("rank {}: {} {} {} (tag {}) passed its deadline ({:g} s "
@@ -103,7 +102,10 @@ SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& netwo
       options_(options),
       network_(network),
       clock_(clock),
-      mailbox_(rank, world, clock) {
+      mailbox_(rank, world, clock, *this) {
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0)
+    throw CommError(fmt::format("rank {}: eventfd failed: {}", rank, std::strerror(errno)), -1);
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_address, ec);
   if (ec)
@@ -265,8 +267,14 @@ void SimNode::attach(int peer, std::unique_ptr<tcp::socket> socket) {
 }
 
 void SimNode::start() {
-  for (int p = 0; p < world_; ++p)
-    if (peers_[p]->socket) read_header(p);
+  // The rank thread polls the peers' sockets itself: take them out of Asio, whose reactor
+  // would otherwise wake the I/O thread for every frame that arrives.
+  for (auto& peer : peers_)
+    if (peer->socket) {
+      peer->fd = peer->socket->release();
+      peer->socket.reset();
+    }
+  stage_.resize(kStageBytes);
   accept_strangers();
   work_.emplace(io_.get_executor());
   io_thread_ = std::thread([this] {
@@ -356,21 +364,24 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                      .model_ns = static_cast<int64_t>(arrival.model_s * 1e9),
                      .length = data.size_bytes(),
                      .crc32c = crc32c(data.data(), data.size_bytes())};
-  OutFrame frame{.header = encode_header(header)};
-  if (data.size_bytes() <= options_.eager_bytes) {
-    frame.owned.assign(data.begin(), data.end());
-    mailbox_.complete(op);
-  } else {
-    frame.data = data;
-    frame.op = op;
-  }
-  frames_queued_.fetch_add(1, std::memory_order_relaxed);
   sent_.fetch_add(1, std::memory_order_release);
-  asio::post(io_, [this, dst, frame = std::move(frame)]() mutable {
-    // The eager copy's vector moved with the frame; point the span at it here.
-    if (!frame.op) frame.data = frame.owned;
-    enqueue(dst, std::move(frame));
-  });
+  if (peer.lost) {
+    mailbox_.complete(op, std::make_exception_ptr(CommError(
+                              fmt::format("rank {}: no connection to rank {}", rank_, dst), dst)));
+    return Request(std::make_shared<SimRequest>(*this, op), timeout());
+  }
+  // Queued with the caller's buffer and written at once as far as the socket takes it; only
+  // an eager send the socket did not take whole is copied.
+  peer.outbox.push_back(OutFrame{.header = encode_header(header), .data = data, .op = op});
+  frames_queued_.fetch_add(1, std::memory_order_relaxed);
+  write_peer(dst);
+  if (data.size_bytes() <= options_.eager_bytes && !op->done) {
+    OutFrame& f = peer.outbox.back();  // still queued, so still the last
+    f.owned.assign(data.begin(), data.end());
+    f.data = f.owned;
+    f.op = nullptr;
+    mailbox_.complete(op);
+  }
   return Request(std::make_shared<SimRequest>(*this, op), timeout());
 }
 
@@ -387,207 +398,40 @@ Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
 }
 
 // ---------------------------------------------------------------------------------------
-// I/O thread: writing
-// ---------------------------------------------------------------------------------------
-
-void SimNode::enqueue(int dst, OutFrame frame) {
-  Peer& peer = *peers_[dst];
-  if (!peer.socket || !peer.socket->is_open()) {
-    frames_queued_.fetch_sub(1, std::memory_order_relaxed);
-    if (frame.op)
-      mailbox_.complete(frame.op,
-                        std::make_exception_ptr(CommError(
-                            fmt::format("rank {}: no connection to rank {}", rank_, dst), dst)));
-    return;
-  }
-  peer.outbox.push_back(std::move(frame));
-  if (!peer.writing) write_next(dst);
-}
-
-void SimNode::write_next(int dst) {
-  Peer& peer = *peers_[dst];
-  if (peer.outbox.empty()) {
-    peer.writing = false;
-    return;
-  }
-  peer.writing = true;
-  OutFrame& f = peer.outbox.front();
-  std::array<asio::const_buffer, 2> buffers{asio::buffer(f.header),
-                                            asio::buffer(f.data.data(), f.data.size_bytes())};
-  asio::async_write(*peer.socket, buffers, [this, dst](boost::system::error_code ec, size_t) {
-    Peer& p = *peers_[dst];
-    if (p.outbox.empty()) return;  // dropped meanwhile
-    OutFrame done = std::move(p.outbox.front());
-    p.outbox.pop_front();
-    frames_queued_.fetch_sub(1, std::memory_order_relaxed);
-    if (ec) {
-      const std::string why = fmt::format("write to rank {} failed: {}", dst, ec.message());
-      if (done.op)
-        mailbox_.complete(done.op, std::make_exception_ptr(
-                                       CommError(fmt::format("rank {}: {}", rank_, why), dst)));
-      p.writing = false;
-      drop_peer(dst, why);
-      return;
-    }
-    if (done.op) mailbox_.complete(done.op);
-    write_next(dst);
-  });
-}
-
-// ---------------------------------------------------------------------------------------
-// I/O thread: reading
-// ---------------------------------------------------------------------------------------
-
-void SimNode::read_header(int src) {
-  Peer& peer = *peers_[src];
-  asio::async_read(
-      *peer.socket, asio::buffer(peer.in_header),
-      [this, src](boost::system::error_code ec, size_t) {
-        if (ec) {
-          drop_peer(src, ec == asio::error::eof ? "rank closed its connection" : ec.message());
-          return;
-        }
-        Peer& p = *peers_[src];
-        std::string why;
-        auto header = decode_header(p.in_header, &why);
-        if (header && header->kind != FrameKind::data) why = "a hello after the handshake";
-        if (header && header->source != src)
-          why = fmt::format("frame claims to come from rank {}", header->source);
-        if (!why.empty()) return bad_frame(src, why);
-        p.in_frame = *header;
-        read_payload(src);
-      });
-}
-
-void SimNode::read_payload(int src) {
-  Peer& peer = *peers_[src];
-  peer.in_payload = mailbox_.take_buffer(peer.in_frame.length / sizeof(float));
-  peer.in_done = 0;
-  peer.in_crc = 0;
-  read_payload_some(src);
-}
-
-// Reads the payload a chunk at a time and extends its CRC over each chunk just read, while
-// it is still in cache: checking costs no second pass over a large message.
-void SimNode::read_payload_some(int src) {
-  Peer& peer = *peers_[src];
-  if (peer.in_done == peer.in_frame.length) return payload_done(src);
-  auto* base = reinterpret_cast<uint8_t*>(peer.in_payload.data());
-  const size_t want = std::min<uint64_t>(peer.in_frame.length - peer.in_done, kPayloadChunkBytes);
-  peer.socket->async_read_some(
-      asio::buffer(base + peer.in_done, want), [this, src](boost::system::error_code ec, size_t n) {
-        if (ec) {
-          drop_peer(src, "connection lost mid-frame: " + ec.message());
-          return;
-        }
-        Peer& p = *peers_[src];
-        p.in_crc = crc32c(reinterpret_cast<uint8_t*>(p.in_payload.data()) + p.in_done, n, p.in_crc);
-        p.in_done += n;
-        read_payload_some(src);
-      });
-}
-
-void SimNode::payload_done(int src) {
-  Peer& p = *peers_[src];
-  if (p.in_crc != p.in_frame.crc32c)
-    return bad_frame(src, fmt::format("payload CRC32C 0x{:08x} but the header says 0x{:08x}: "
-                                      "corrupt frame (tag {}, seq {}, {} bytes)",
-                                      p.in_crc, p.in_frame.crc32c, p.in_frame.tag, p.in_frame.seq,
-                                      p.in_frame.length));
-  double visible_s = p.in_frame.visible_ns * 1e-9;
-  if (!shared_clock_)  // the sender's delay from now, in arrival order
-    visible_s = p.in_last_visible_s = std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
-  mailbox_.deliver(Message{.source = src,
-                           .dest = rank_,
-                           .tag = p.in_frame.tag,
-                           .seq = p.in_frame.seq,
-                           .payload = std::move(p.in_payload),
-                           .visible_net_s = visible_s,
-                           .model_s = p.in_frame.model_ns * 1e-9});
-  p.in_payload = {};
-  received_.fetch_add(1, std::memory_order_release);
-  read_header(src);
-}
-
-// A peer that breaks the protocol loses its connection, never the process: waits on it
-// then fail with a CommError naming it and this reason.
-void SimNode::bad_frame(int src, const std::string& why) {
-  const std::string reason = fmt::format("bad frame from rank {}: {}", src, why);
-  fmt::print(stderr, "dsgd: rank {} closed its connection to rank {}: {}\n", rank_, src, reason);
-  std::fflush(stderr);
-  note_refusal(fmt::format("rank {}: {}", src, why));
-  drop_peer(src, reason);
-}
-
-// ---------------------------------------------------------------------------------------
 // Failure and shutdown
 // ---------------------------------------------------------------------------------------
 
-void SimNode::drop_peer(int peer_rank, const std::string& reason) {
-  Peer& peer = *peers_[peer_rank];
-  if (peer.socket) {
-    boost::system::error_code ignored;
-    peer.socket->shutdown(tcp::socket::shutdown_both, ignored);
-    peer.socket->close(ignored);
-  }
-  // Frames not yet written fail now; the one being written fails in its handler.
-  const size_t keep = peer.writing ? 1 : 0;
-  while (peer.outbox.size() > keep) {
-    OutFrame f = std::move(peer.outbox.back());
-    peer.outbox.pop_back();
-    frames_queued_.fetch_sub(1, std::memory_order_relaxed);
-    if (f.op)
-      mailbox_.complete(
-          f.op,
-          std::make_exception_ptr(CommError(
-              fmt::format("rank {}: lost rank {}: {}", rank_, peer_rank, reason), peer_rank)));
-  }
-  if (closing_.load()) return;
-  mailbox_.peer_lost(peer_rank, reason);
-}
-
-void SimNode::break_link(int peer, const std::string& reason) {
-  asio::post(io_, [this, peer, reason] { drop_peer(peer, reason); });
-}
-
 void SimNode::flush(Clock::time_point deadline) {
-  while (frames_queued_.load(std::memory_order_acquire) > 0) {
+  while (frames_queued_.load(std::memory_order_relaxed) > 0) {
     if (Clock::now() > deadline)
       throw TimeoutError(fmt::format("rank {}: {} messages still unsent at the end of the run",
                                      rank_, frames_queued_.load()),
                          -1);
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    pump(std::min(deadline, Clock::now() + std::chrono::milliseconds(10)));
   }
 }
 
 void SimNode::abort(const std::string& reason) {
   mailbox_.abort(reason);
-  asio::post(io_, [this, reason] {
-    for (int p = 0; p < world_; ++p)
-      if (peers_[p]->socket && peers_[p]->socket->is_open()) drop_peer(p, reason);
-  });
+  // The fds stay open (only close() closes them), so shutting them down from this thread
+  // cannot hit a descriptor reused meanwhile. The rank thread fails its queued sends.
+  for (const auto& peer : peers_)
+    if (peer->fd >= 0) ::shutdown(peer->fd, SHUT_RDWR);
+  abort_requested_.store(true);
+  wake();
 }
 
 void SimNode::crash() {
   mailbox_.abort(fmt::format("rank {} crashed", rank_));
-  // Close the sockets from the I/O thread and wait until it did, so peers see EOF now.
-  std::promise<void> closed;
-  auto done = closed.get_future();
-  asio::post(io_, [this, &closed] {
-    closing_ = true;
-    for (int p = 0; p < world_; ++p)
-      if (peers_[p]->socket && peers_[p]->socket->is_open()) drop_peer(p, "crashed");
-    closed.set_value();
-  });
-  done.wait_for(std::chrono::seconds(5));
+  closing_ = true;
+  for (int p = 0; p < world_; ++p)
+    drop_peer(p, "crashed");
 }
 
 void SimNode::close() {
-  if (closing_.exchange(true) && !io_thread_.joinable()) return;
+  if (closing_.exchange(true) && !io_thread_.joinable() && wake_fd_ < 0) return;
   if (io_thread_.joinable()) {
     asio::post(io_, [this] {
-      for (int p = 0; p < world_; ++p)
-        if (peers_[p]->socket) drop_peer(p, "closed");
       boost::system::error_code ignored;
       acceptor_->close(ignored);
       for (auto& s : strangers_) {  // their pending reads and timers would keep run() going
@@ -601,6 +445,13 @@ void SimNode::close() {
   }
   boost::system::error_code ignored;
   if (acceptor_) acceptor_->close(ignored);
+  for (auto& peer : peers_) {
+    if (peer->socket) peer->socket->close(ignored);
+    if (peer->fd >= 0) ::close(peer->fd);
+    peer->fd = -1;
+  }
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  wake_fd_ = -1;
 }
 
 }  // namespace dsgd::sim

@@ -1,8 +1,12 @@
 // SimNode: one simulated rank. A Communicator whose peers are reached over real TCP
-// sockets on 127.0.0.1, owned by the node's own io_context and I/O thread; the rank's
-// thread reaches them only through post(). One write in flight per socket, the rest
-// queued. The Network stamps each frame with its arrival time on the network clock and in
-// model time; the receiver's Mailbox keeps it invisible until then.
+// sockets on 127.0.0.1. The rank's own thread moves the bytes, as an MPI library's
+// progress engine does: isend writes at once what the socket takes, and every wait (or
+// test) polls the node's sockets, reading whole frames into the Mailbox and writing what is
+// queued, until its operation is done. So a message costs one wake-up per hop (the kernel
+// waking the receiving rank), not a hand-off through an I/O thread on each side. The I/O
+// thread only accepts (and refuses) connections that arrive after start.
+// The Network stamps each frame with its arrival time on the network clock and in model
+// time; the receiver's Mailbox keeps it invisible until then.
 // Not a launcher: run_cluster() (cluster.h) builds and wires the nodes.
 #pragma once
 
@@ -49,7 +53,7 @@ struct NodeCrashed {
   int rank;
 };
 
-class SimNode final : public Communicator {
+class SimNode final : public Communicator, private MailboxDriver {
  public:
   SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock);
   ~SimNode() override;
@@ -80,9 +84,11 @@ class SimNode final : public Communicator {
   // connected; others (wrong token or version, garbage, silence for kHelloTimeout) are
   // refused with a line on stderr. TimeoutError naming the missing ranks after timeout().
   void accept_one();
-  // Starts the I/O thread. From then on the node still accepts connections, but only to
-  // refuse them (every rank is connected): each is read up to its hello, within
-  // kHelloTimeout, and closed with a line on stderr saying why.
+  // Takes over the peers' sockets and starts the I/O thread. From then on the node still
+  // accepts connections, but only to refuse them (every rank is connected): each is read
+  // up to its hello, within kHelloTimeout, and closed with a line on stderr saying why.
+  // The rank thread that calls send, recv and wait from then on must be a single thread
+  // (it may differ from the one that did the set-up).
   void start();
   // Why each connection was refused or closed so far (set-up, late strangers, and peers
   // that sent a bad or corrupt frame), in order. Any thread.
@@ -94,11 +100,12 @@ class SimNode final : public Communicator {
   // equal sums over a cluster mean nothing is in flight.
   uint64_t messages_sent() const { return sent_.load(std::memory_order_acquire); }
   uint64_t messages_received() const { return received_.load(std::memory_order_acquire); }
-  // Waits until every queued frame has been handed to the kernel (or the deadline).
+  // Rank thread: writes until every queued frame is in the kernel (or the deadline).
   void flush(Clock::time_point deadline);
-  // Fails every pending and future operation with `reason` and drops all connections.
+  // Any thread: fails every pending and future operation with `reason` and shuts every
+  // connection down (peers see EOF).
   void abort(const std::string& reason);
-  // Drops every connection at once, as a crashed process would (peers see EOF).
+  // Rank thread: drops every connection at once, as a crashed process would (peers see EOF).
   void crash();
   // Closes every socket, stops the I/O thread and joins it. Idempotent.
   void close();
@@ -109,28 +116,33 @@ class SimNode final : public Communicator {
 
  private:
   friend class SimRequest;
+  static constexpr size_t kStageBytes = 64 * 1024;  // one read of small frames
   struct OutFrame {
     HeaderBytes header;
-    std::vector<float> owned;     // eager copy
+    std::vector<float> owned;     // eager copy, made only if the socket did not take it all
     std::span<const float> data;  // what is sent (owned or the caller's buffer)
     std::shared_ptr<OpState> op;  // completed when written; null if already done
+    size_t written = 0;           // bytes of header + data in the kernel so far
+    size_t size() const { return header.size() + data.size_bytes(); }
   };
   struct Peer {
-    std::unique_ptr<boost::asio::ip::tcp::socket> socket;
-    // I/O thread only:
-    std::deque<OutFrame> outbox;
-    bool writing = false;
+    std::unique_ptr<boost::asio::ip::tcp::socket> socket;  // set-up, until start()
+    int fd = -1;  // from start() until close(); shut down, never closed, when lost
+    // Rank thread only:
+    bool lost = false;
+    std::deque<OutFrame> outbox;  // written in order; the front may be partly written
     HeaderBytes in_header{};
+    size_t in_header_bytes = 0;  // of the header being read
+    bool in_body = false;        // in_frame decoded; reading its payload
     FrameHeader in_frame;
     Payload in_payload;
     uint64_t in_done = 0;  // payload bytes read so far ...
     uint32_t in_crc = 0;   // ... and their CRC32C, computed while they are hot in cache
-    // Rank thread only:
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
     double last_net_s = 0, last_model_s = 0;
-    double in_last_visible_s = 0;  // I/O thread, clocks not shared: FIFO of visibility
+    double in_last_visible_s = 0;  // clocks not shared: FIFO of visibility
   };
 
   // A connection accepted after start(): read up to its hello, then refused.
@@ -143,23 +155,25 @@ class SimNode final : public Communicator {
     std::vector<uint8_t> payload;
   };
 
+  // MailboxDriver (node_io.cpp): the progress engine.
+  void pump(Clock::time_point until) override;  // rank thread
+  void wake() override;                         // any thread
+
   void attach(int peer, std::unique_ptr<boost::asio::ip::tcp::socket> socket);
   void accept_strangers();                                                         // I/O thread
   void read_stranger(const std::shared_ptr<Stranger>& stranger);                   // I/O thread
-  void refuse(const std::shared_ptr<Stranger>& stranger, const std::string& why);  // I/O
+  void refuse(const std::shared_ptr<Stranger>& stranger, const std::string& why);  // I/O thread
   void note_refusal(const std::string& line);                                      // any thread
-  void bad_frame(int src, const std::string& why);                                 // I/O thread
-  void enqueue(int dst, OutFrame frame);                                           // I/O thread
-  void write_next(int dst);                                                        // I/O thread
-  void read_header(int src);                                                       // I/O thread
-  void read_payload(int src);                                                      // I/O thread
-  void read_payload_some(int src);                                                 // I/O thread
-  void payload_done(int src);                                                      // I/O thread
-  void drop_peer(int peer, const std::string& reason);                             // I/O thread
-  void break_link(int peer, const std::string& reason);  // any thread: posts drop_peer
-  void check_crash_time();                               // rank thread
-  void observe_arrival(const OpState& op);               // rank thread
-  double net_now_s() const;                              // rank thread, see lag_s_
+  // Rank thread (node_io.cpp):
+  void write_peer(int dst);  // writes queued frames until the kernel balks
+  void read_peer(int src);   // reads until the socket is drained
+  bool consume(int src, const uint8_t* bytes, size_t n);  // false once the peer is dropped
+  bool payload_done(int src);                             // delivers; false if dropped
+  void bad_frame(int src, const std::string& why);
+  void drop_peer(int peer, const std::string& reason);
+  void check_crash_time();
+  void observe_arrival(const OpState& op);
+  double net_now_s() const;  // see lag_s_
 
   const int rank_;
   const int world_;
@@ -180,7 +194,10 @@ class SimNode final : public Communicator {
   double lag_s_ = 0;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
-  std::atomic<int> frames_queued_{0};  // posted but not yet written, across all peers
+  int wake_fd_ = -1;                          // eventfd: wake() makes the rank thread's poll return
+  std::vector<uint8_t> stage_;                // rank thread: what one read takes from a socket
+  std::atomic<bool> abort_requested_{false};  // abort() from another thread: drop every peer
+  std::atomic<int> frames_queued_{0};         // in outboxes, not yet wholly written
   std::atomic<bool> closing_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
   std::list<std::shared_ptr<Stranger>> strangers_;  // I/O thread: being read, then refused
