@@ -156,8 +156,10 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
   fmt::print("# time: median over iterations on each rank, maximum over ranks\n");
   if (plan.bare)
     fmt::print(
-        "# bare: MPI_Allreduce called directly in the same run, iterations alternating with "
-        "dsgd's; overhead = dsgd native / bare - 1\n");
+        "# bare: MPI_Allreduce called directly in the same run on a buffer filled the same way, "
+        "iterations alternating with dsgd's (bare: median, maximum over ranks);\n"
+        "# overhead: each rank's median of the paired ratio dsgd / bare - 1 over the "
+        "iterations, averaged over ranks\n");
   if (plan.baseline)
     fmt::print(
         "# loopback baseline: {} TCP flows on 127.0.0.1 in a ring, all at once: "
@@ -267,7 +269,7 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       kStartMarginS + (std::bit_width(static_cast<unsigned>(world - 1)) + 1) * plan.link.latency_s;
   prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
   uint64_t last_bytes = UINT64_MAX;
-  std::vector<double> times, bare_times;
+  std::vector<double> times, bare_times, ratios;
   std::vector<float> bare_data;
   for (uint64_t size : plan.sizes) {
     const uint64_t bytes = bench.resize(size);
@@ -275,9 +277,12 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
     last_bytes = bytes;
     times.clear();
     bare_times.clear();
+    ratios.clear();
     uint64_t wrong = 0;
-    if (plan.bare) bare_data.assign(bench.count(), 0.f);  // zeros: SUM keeps them steady
+    if (plan.bare) bare_data.assign(bench.count(), 0.f);
     auto time_bare = [&] {
+      // Written just before, as bench.reset() writes dsgd's: both start with a warm cache.
+      std::fill(bare_data.begin(), bare_data.end(), static_cast<float>(rank + 1));
       const double start_s = start_together(comm, lead_s);
       plan.bare(bare_data.data(), bare_data.size());
       return comm.wall_s() - start_s;
@@ -294,15 +299,21 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       wrong += bench.count_wrong();
       if (it >= plan.warmup) {
         times.push_back(end_s - start_s);
-        if (plan.bare) bare_times.push_back(bare_s);
+        if (plan.bare) {
+          bare_times.push_back(bare_s);
+          // Paired: the two ran back to back, so a slow spell of the machine hits both.
+          if (bare_s > 0) ratios.push_back((end_s - start_s) / bare_s);
+        }
       }
     }
-    // Gather (median us, wrong count, bare median us) from every rank; the count is split in
-    // two so that each half is exact in a float.
-    const float mine[4] = {static_cast<float>(median(times) * 1e6), static_cast<float>(wrong >> 20),
-                           static_cast<float>(wrong & 0xFFFFF),
-                           static_cast<float>(median(bare_times) * 1e6)};
-    std::vector<float> all(rank == 0 ? 4 * world : 0);
+    // Gather (median us, wrong count, bare median us, median paired ratio) from every rank;
+    // the count is split in two so that each half is exact in a float.
+    constexpr int kFields = 5;
+    const float mine[kFields] = {
+        static_cast<float>(median(times) * 1e6), static_cast<float>(wrong >> 20),
+        static_cast<float>(wrong & 0xFFFFF), static_cast<float>(median(bare_times) * 1e6),
+        static_cast<float>(median(ratios))};
+    std::vector<float> all(rank == 0 ? kFields * world : 0);
     gather(comm, mine, all, 0);
     if (rank != 0) continue;
     Row row{.bytes = bytes,
@@ -311,16 +322,17 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
             .algorithm = plan.requested == Algorithm::native
                              ? Algorithm::native
                              : resolve_algorithm(plan.op, plan.requested, world, bytes)};
-    double bare_us = 0;
+    double bare_us = 0, ratio_sum = 0;
     for (int r = 0; r < world; ++r) {
-      row.time_us = std::max<double>(row.time_us, all[4 * r]);
-      row.wrong +=
-          (static_cast<uint64_t>(all[4 * r + 1]) << 20) + static_cast<uint64_t>(all[4 * r + 2]);
-      bare_us = std::max<double>(bare_us, all[4 * r + 3]);
+      const float* f = &all[kFields * r];
+      row.time_us = std::max<double>(row.time_us, f[0]);
+      row.wrong += (static_cast<uint64_t>(f[1]) << 20) + static_cast<uint64_t>(f[2]);
+      bare_us = std::max<double>(bare_us, f[3]);
+      ratio_sum += f[4];
     }
     if (plan.bare && bare_us > 0) {
       row.bare_us = bare_us;
-      row.overhead_pct = (row.time_us / bare_us - 1) * 100;
+      row.overhead_pct = (ratio_sum / world - 1) * 100;
     }
     if (row.time_us > 0) {
       row.algbw_GBps = bytes / row.time_us / 1e3;

@@ -17,7 +17,13 @@ void Mailbox::notify() {
   if (sleeping_.load()) driver_.wake();
 }
 
+size_t Message::count() const {
+  return claimed ? claimed->buffer.size() : payload.size();
+}
+
+// A claimed message fits only its receive, and a claimed receive only its message.
 bool Mailbox::fits(const OpState& op, const Message& m) const {
+  if (m.claimed || op.claimed) return m.claimed == &op;
   return (op.peer == kAnySource || op.peer == m.source) && op.tag == m.tag;
 }
 
@@ -26,7 +32,15 @@ bool Mailbox::visible_locked(const Message& m, double net_now) const {
 }
 
 void Mailbox::fill_locked(OpState& op, Message& m) {
-  const size_t count = m.payload.size();
+  const size_t count = m.count();
+  if (m.claimed) {  // the data is in op.buffer already
+    op.claimed = false;
+    op.status = {m.source, m.tag, count};
+    op.model_s = m.model_s;
+    op.visible_net_s = m.visible_net_s;
+    complete_locked(op, nullptr);
+    return;
+  }
   if (count != op.buffer.size()) {
     complete_locked(op, std::make_exception_ptr(UsageError(fmt::format(
                             "rank {}: recv buffer holds {} floats but the message from rank {} "
@@ -35,9 +49,7 @@ void Mailbox::fill_locked(OpState& op, Message& m) {
     return;
   }
   if (count) std::memcpy(op.buffer.data(), m.payload.data(), count * sizeof(float));
-  constexpr size_t kSpareBuffers = 4;
-  if (m.payload.capacity() >= 1024 && spare_.size() < kSpareBuffers)
-    spare_.push_back(std::move(m.payload));
+  give_buffer_locked(std::move(m.payload));
   op.status = {m.source, m.tag, count};
   op.model_s = m.model_s;
   op.visible_net_s = m.visible_net_s;
@@ -45,8 +57,57 @@ void Mailbox::fill_locked(OpState& op, Message& m) {
 }
 
 void Mailbox::complete_locked(OpState& op, std::exception_ptr error) {
+  if (op.claimed) end_claim_locked(op, false);
   op.done = true;
   op.error = std::move(error);
+}
+
+void Mailbox::end_claim_locked(OpState& op, bool keep) {
+  op.claimed = false;
+  auto m = std::find_if(arrived_.begin(), arrived_.end(),
+                        [&](const Message& x) { return x.claimed == &op; });
+  if (m == arrived_.end()) return;
+  if (keep) {
+    m->payload.assign(op.buffer.begin(), op.buffer.end());
+    m->claimed = nullptr;
+  } else {
+    arrived_.erase(m);
+  }
+}
+
+std::shared_ptr<OpState> Mailbox::claim(int source, int tag, size_t count) {
+  std::lock_guard lock(mutex_);
+  if (mode_ != GateMode::run) return nullptr;
+  Message probe;
+  probe.source = source;
+  probe.tag = tag;
+  for (const auto& op : posted_) {
+    if (!fits(*op, probe)) continue;
+    // The first posted receive the frame fits; it must name the source, have the size and
+    // have nothing held that it would match first.
+    if (op->peer != source || op->buffer.size() != count) return nullptr;
+    for (const Message& m : arrived_)
+      if (fits(*op, m)) return nullptr;
+    op->claimed = true;
+    return op;
+  }
+  return nullptr;
+}
+
+bool Mailbox::claim_valid(const OpState& op) {
+  std::lock_guard lock(mutex_);
+  return op.claimed && !op.done;
+}
+
+void Mailbox::deliver_claimed(Message&& message, const std::shared_ptr<OpState>& op) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!op->claimed || op->done) return;  // failed meanwhile: the message goes with it
+    message.claimed = op.get();
+    arrived_.push_back(std::move(message));
+    progress_locked();
+  }
+  notify();
 }
 
 void Mailbox::progress_locked() {
@@ -136,6 +197,9 @@ void Mailbox::check_can_send(int dst) {
 
 bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point deadline) {
   using namespace std::chrono_literals;
+  static const auto spin = std::chrono::microseconds(
+      getenv("DSGD_SPIN_US") ? std::atoi(getenv("DSGD_SPIN_US")) : 0);
+  const auto spin_until = Clock::now() + spin;
   std::unique_lock lock(mutex_);
   waiting_on_ = op.get();
   while (true) {
@@ -163,6 +227,7 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
         }
       }
     }
+    if (now < spin_until) wake = now;
     op->blocked = true;
     lock.unlock();
     driver_.pump(wake);
@@ -183,6 +248,7 @@ bool Mailbox::poll(const std::shared_ptr<OpState>& op) {
 bool Mailbox::cancel_recv(const std::shared_ptr<OpState>& op) {
   std::lock_guard lock(mutex_);
   if (op->done) return false;
+  if (op->claimed) end_claim_locked(*op, true);  // its data, if here, stays for a later recv
   posted_.remove(op);
   return true;
 }
@@ -281,10 +347,11 @@ Mailbox::Snapshot Mailbox::snapshot() {
       copy.seq = m.seq;
       copy.model_s = m.model_s;
       copy.visible_net_s = m.visible_net_s;
-      copy.payload.assign(m.payload.begin(),
-                          m.payload.begin() + std::min<size_t>(4, m.payload.size()));
+      const std::span<const float> data =
+          m.claimed ? std::span<const float>(m.claimed->buffer) : std::span<const float>(m.payload);
+      copy.payload.assign(data.begin(), data.begin() + std::min<size_t>(4, data.size()));
       s.next = std::move(copy);
-      s.next_count = m.payload.size();
+      s.next_count = data.size();
     }
   }
   return s;
@@ -302,6 +369,17 @@ bool Mailbox::release(int source, uint64_t seq) {
   }
   notify();
   return true;
+}
+
+void Mailbox::give_buffer_locked(Payload&& buffer) {
+  constexpr size_t kSpareBuffers = 4;
+  if (buffer.capacity() >= 1024 && spare_.size() < kSpareBuffers)
+    spare_.push_back(std::move(buffer));
+}
+
+void Mailbox::give_buffer(Payload&& buffer) {
+  std::lock_guard lock(mutex_);
+  give_buffer_locked(std::move(buffer));
 }
 
 Payload Mailbox::take_buffer(size_t count) {

@@ -53,6 +53,9 @@ struct Message {
   double visible_net_s = 0;  // network-clock time it arrives
   double model_s = 0;        // model time it arrives
   bool released = false;     // step mode: let through by the gate
+  // Read straight into this posted receive's buffer (Mailbox::claim); payload is empty.
+  const struct OpState* claimed = nullptr;
+  size_t count() const;  // floats
 };
 
 // State of one isend or irecv, guarded by the owning Mailbox's lock.
@@ -66,6 +69,7 @@ struct OpState {
   double model_s = 0;        // receive: model time the matched message arrived
   double visible_net_s = 0;  // receive: network time the matched message became visible
   bool blocked = false;      // the waiting thread had to sleep for it
+  bool claimed = false;      // a frame is being (or was) read straight into buffer
   std::exception_ptr error;
 };
 
@@ -107,6 +111,16 @@ class Mailbox {
   // Fails every pending and future operation with `reason` (the launcher's abort).
   void abort(const std::string& reason);
 
+  // Zero-copy receive (the progress engine, on the node's thread). When a frame's header
+  // arrives, claim() returns the posted receive it is certain to match, if there is one:
+  // run mode, a receive from exactly `source` with `tag` and `count` floats, the first
+  // posted one that fits, and no message held for it. The payload may then be read
+  // straight into its buffer for as long as claim_valid() says so (a timeout or an abort
+  // ends the claim); deliver_claimed() then hands in the message, without payload.
+  std::shared_ptr<OpState> claim(int source, int tag, size_t count);
+  bool claim_valid(const OpState& op);
+  void deliver_claimed(Message&& message, const std::shared_ptr<OpState>& op);
+
   // Gate and monitor (any thread).
   void set_mode(GateMode mode);
   void set_done();
@@ -128,6 +142,7 @@ class Mailbox {
   // Receive buffers handed back after their message was copied out, for the I/O thread to
   // reuse: large messages then cost no allocation and no page faults after the first.
   Payload take_buffer(size_t count);
+  void give_buffer(Payload&& buffer);  // for take_buffer to hand out again
 
   // Throws the stored error if `op` failed; returns its status otherwise. Caller holds no lock.
   static Status result(const OpState& op);
@@ -138,6 +153,10 @@ class Mailbox {
   void progress_locked();  // matches visible messages to posted receives
   void fill_locked(OpState& op, Message& m);
   void complete_locked(OpState& op, std::exception_ptr error);
+  // Ends op's claim. Its message, if delivered already, keeps a copy of the data (keep) or
+  // is dropped with the failed receive.
+  void end_claim_locked(OpState& op, bool keep);
+  void give_buffer_locked(Payload&& buffer);
   std::exception_ptr lost_error_locked(const OpState& op) const;
   // Earliest network time a held message fitting a posted receive becomes visible.
   std::optional<double> next_visible_locked() const;

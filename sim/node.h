@@ -136,8 +136,9 @@ class SimNode final : public Communicator, private MailboxDriver {
     bool in_body = false;        // in_frame decoded; reading its payload
     FrameHeader in_frame;
     Payload in_payload;
-    uint64_t in_done = 0;  // payload bytes read so far ...
-    uint32_t in_crc = 0;   // ... and their CRC32C, computed while they are hot in cache
+    std::shared_ptr<OpState> in_target;  // or straight into this receive (Mailbox::claim)
+    uint64_t in_done = 0;                // payload bytes read so far ...
+    uint32_t in_crc = 0;  // ... and their CRC32C, computed while they are hot in cache
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
@@ -169,6 +170,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   void read_peer(int src);   // reads until the socket is drained
   bool consume(int src, const uint8_t* bytes, size_t n);  // false once the peer is dropped
   bool payload_done(int src);                             // delivers; false if dropped
+  uint8_t* body_at(Peer& peer);  // where the next payload byte of peer's frame goes
   void bad_frame(int src, const std::string& why);
   void drop_peer(int peer, const std::string& reason);
   void check_crash_time();

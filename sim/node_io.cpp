@@ -138,8 +138,7 @@ void SimNode::read_peer(int src) {
   while (!p.lost && budget > 0) {
     const uint64_t body_left = p.in_body ? p.in_frame.length - p.in_done : 0;
     const bool direct = body_left >= kDirectReadBytes;
-    uint8_t* into =
-        direct ? reinterpret_cast<uint8_t*>(p.in_payload.data()) + p.in_done : stage_.data();
+    uint8_t* into = direct ? body_at(p) : stage_.data();
     const size_t want = direct ? std::min<uint64_t>(body_left, kReadChunkBytes) : stage_.size();
     const ssize_t n = ::recv(p.fd, into, want, MSG_DONTWAIT);
     if (n == 0) return drop_peer(src, "rank closed its connection");
@@ -183,13 +182,17 @@ bool SimNode::consume(int src, const uint8_t* bytes, size_t n) {
         return false;
       }
       p.in_frame = *header;
-      p.in_payload = mailbox_.take_buffer(p.in_frame.length / sizeof(float));
+      const size_t count = p.in_frame.length / sizeof(float);
+      // A large frame goes straight into the receive it will match, when that is certain.
+      if (p.in_frame.length >= kDirectReadBytes)
+        p.in_target = mailbox_.claim(src, p.in_frame.tag, count);
+      if (!p.in_target) p.in_payload = mailbox_.take_buffer(count);
       p.in_done = 0;
       p.in_crc = 0;
       p.in_body = true;
     } else {
       const size_t take = std::min<uint64_t>(n, p.in_frame.length - p.in_done);
-      auto* into = reinterpret_cast<uint8_t*>(p.in_payload.data()) + p.in_done;
+      uint8_t* into = body_at(p);
       std::memcpy(into, bytes, take);
       p.in_crc = crc32c(into, take, p.in_crc);
       p.in_done += take;
@@ -199,6 +202,27 @@ bool SimNode::consume(int src, const uint8_t* bytes, size_t n) {
     if (p.in_body && p.in_done == p.in_frame.length && !payload_done(src)) return false;
   }
   return true;
+}
+
+uint8_t* SimNode::body_at(Peer& p) {
+  if (!p.in_target && p.in_frame.length >= kDirectReadBytes) {
+    // Its receive may have been posted since the header came: move there, and recycle.
+    p.in_target = mailbox_.claim(p.in_frame.source, p.in_frame.tag, p.in_payload.size());
+    if (p.in_target) {
+      if (p.in_done > 0) std::memcpy(p.in_target->buffer.data(), p.in_payload.data(), p.in_done);
+      mailbox_.give_buffer(std::move(p.in_payload));
+      p.in_payload = {};
+    }
+  } else if (p.in_target && !mailbox_.claim_valid(*p.in_target)) {
+    // The receive timed out or failed: its buffer may be gone. The rest goes to a buffer of
+    // our own; the bytes read so far are lost, but their CRC is counted, and a message
+    // that lost its receive this way is dropped with it.
+    p.in_target.reset();
+    p.in_payload = mailbox_.take_buffer(p.in_frame.length / sizeof(float));
+  }
+  auto* base = p.in_target ? reinterpret_cast<uint8_t*>(p.in_target->buffer.data())
+                           : reinterpret_cast<uint8_t*>(p.in_payload.data());
+  return base + p.in_done;
 }
 
 bool SimNode::payload_done(int src) {
@@ -215,14 +239,18 @@ bool SimNode::payload_done(int src) {
   if (!shared_clock_)  // the sender's delay from now, in arrival order
     visible_s = p.in_last_visible_s = std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
   received_.fetch_add(1, std::memory_order_release);
-  mailbox_.deliver(Message{.source = src,
-                           .dest = rank_,
-                           .tag = p.in_frame.tag,
-                           .seq = p.in_frame.seq,
-                           .payload = std::move(p.in_payload),
-                           .visible_net_s = visible_s,
-                           .model_s = p.in_frame.model_ns * 1e-9});
+  Message message{.source = src,
+                  .dest = rank_,
+                  .tag = p.in_frame.tag,
+                  .seq = p.in_frame.seq,
+                  .payload = std::move(p.in_payload),
+                  .visible_net_s = visible_s,
+                  .model_s = p.in_frame.model_ns * 1e-9};
   p.in_payload = {};
+  if (p.in_target)
+    mailbox_.deliver_claimed(std::move(message), std::exchange(p.in_target, nullptr));
+  else
+    mailbox_.deliver(std::move(message));
   return true;
 }
 
@@ -258,6 +286,7 @@ void SimNode::drop_peer(int peer_rank, const std::string& reason) {
   }
   peer.in_body = false;
   peer.in_payload = {};
+  peer.in_target.reset();
   if (closing_.load()) return;
   mailbox_.peer_lost(peer_rank, reason);
 }

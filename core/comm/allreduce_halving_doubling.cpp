@@ -30,7 +30,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
   const int extra = n - p;
   // Core number v -> real rank.
   auto real_rank = [extra](int v) { return v < extra ? 2 * v + 1 : v + extra; };
-  std::vector<float> incoming;
+  std::span<float> incoming;  // scratch: no allocation after the first call
 
   // 1. Fold.
   int v = r >= 2 * extra ? r - extra : r / 2;
@@ -39,7 +39,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
       comm.send(data, r + 1, tag);
       v = -1;
     } else {
-      incoming.resize(data.size());
+      incoming = comm.scratch(data.size());
       comm.recv(incoming, r - 1, tag);
       reduce_into(data, incoming, op);
     }
@@ -53,7 +53,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
     // 2. Reduce-scatter. Invariant: this rank holds blocks [lo, hi), hi - lo = 2d, and
     // its partner v^d holds the same range. We send the half we give up straight from
     // data: nothing writes to it again until the all-gather, after this send is waited.
-    incoming.resize(blocks.span_size(0, p / 2));
+    incoming = comm.scratch(blocks.span_size(0, p / 2));
     int lo = 0, hi = p;
     for (int d = p / 2; d >= 1; d /= 2) {
       const int mid = lo + d;

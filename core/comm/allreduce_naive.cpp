@@ -18,7 +18,7 @@ void all_reduce_naive(Communicator& comm, std::span<float> data, ReduceOp op) {
     comm.recv(data, 0, tag);
     return;
   }
-  std::vector<float> incoming(data.size());
+  const std::span<float> incoming = comm.scratch(data.size());
   for (int src = 1; src < n; ++src) {  // rank order: the same sum on every run
     comm.recv(incoming, src, tag);
     reduce_into(data, incoming, op);

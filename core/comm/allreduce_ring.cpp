@@ -22,7 +22,7 @@ void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op) {
   const int tag = collective_tag::kAllReduceRing;
   const Chunks chunks{data.size(), n};
   auto chunk = [&](int i) { return data.subspan(chunks.offset(i), chunks.size(i)); };
-  std::vector<float> incoming(chunks.size(0));
+  const std::span<float> incoming = comm.scratch(chunks.size(0));
 
   // Reduce-scatter: after step s, chunk (r - s - 1) holds the sum of s + 2 ranks' values.
   // We may overwrite chunk (r - s - 1) while chunk (r - s) is still being sent: they

@@ -217,7 +217,8 @@ void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,
     return;
   }
   // Non-roots leave their input untouched, so they accumulate into a copy.
-  std::vector<float> copy(data.begin(), data.end());
+  const std::span<float> copy = comm.scratch(data.size(), 1);
+  std::copy(data.begin(), data.end(), copy.begin());
   reduce_binomial(comm, copy, op, root);
 }
 

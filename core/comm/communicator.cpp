@@ -52,6 +52,15 @@ void Communicator::emit(Event event) const {
   events_->on_event(event);
 }
 
+std::span<float> Communicator::scratch(size_t count, int slot) {
+  Scratch& s = scratch_.at(slot);
+  if (s.capacity < count) {
+    s.data = std::make_unique_for_overwrite<float[]>(count);
+    s.capacity = count;
+  }
+  return {s.data.get(), count};
+}
+
 double Communicator::wall_s() const {
   return std::chrono::duration<double>(Clock::now() - epoch_).count();
 }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <array>
 #include <memory>
 #include <optional>
 #include <span>
@@ -97,6 +98,12 @@ class Communicator {
   // Payload bytes this rank has posted for sending (to other ranks) so far.
   uint64_t bytes_sent() const { return bytes_sent_; }
 
+  // A buffer of `count` floats that collectives reuse from call to call (slots 0 and 1 are
+  // independent), so a large all_reduce costs no allocation, zeroing or page faults after
+  // the first. Contents are undefined; valid until the next scratch() of the same slot.
+  static constexpr int kScratchSlots = 2;
+  std::span<float> scratch(size_t count, int slot = 0);
+
   // Hooks the trainer calls so a backend can model compute: the simulator advances its
   // model clock by flops / node speed, slows stragglers and fires crash faults. `step` is
   // the 1-based step about to run. Default: nothing.
@@ -133,6 +140,11 @@ class Communicator {
   EventSink* events_ = nullptr;
   Clock::time_point epoch_ = Clock::now();
   uint64_t bytes_sent_ = 0;
+  struct Scratch {
+    std::unique_ptr<float[]> data;
+    size_t capacity = 0;
+  };
+  std::array<Scratch, kScratchSlots> scratch_;
 };
 
 }  // namespace dsgd

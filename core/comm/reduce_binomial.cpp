@@ -12,14 +12,14 @@ namespace dsgd {
 void reduce_binomial(Communicator& comm, std::span<float> acc, ReduceOp op, int root, int tag) {
   const int n = comm.size();
   const int v = (comm.rank() - root + n) % n;
-  std::vector<float> incoming;
+  std::span<float> incoming;  // scratch slot 0: reduce() keeps a non-root's copy in slot 1
   for (int mask = 1; mask < n; mask <<= 1) {
     if (v & mask) {
       comm.send(acc, (v - mask + root) % n, tag);
       return;
     }
     if (v + mask < n) {
-      incoming.resize(acc.size());
+      if (incoming.empty()) incoming = comm.scratch(acc.size());
       comm.recv(incoming, (v + mask + root) % n, tag);
       reduce_into(acc, incoming, op);
     }

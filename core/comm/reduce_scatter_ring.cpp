@@ -19,14 +19,11 @@ void reduce_scatter_ring(Communicator& comm, std::span<const float> send, std::s
   const int right = (r + 1) % n, left = (r - 1 + n) % n;
   const int tag = collective_tag::kReduceScatter;
   auto row = [&](int i) { return send.subspan(((i % n + n) % n) * c, c); };
-  std::vector<float> scratch[2];
   std::span<const float> outgoing = row(r - 1);  // step 0: our own row, no copy
   for (int s = 0; s < n - 1; ++s) {
     const bool last = s == n - 2;
-    std::vector<float>& buf = scratch[s % 2];
-    if (!last) buf.resize(c);
-    // The last partial, of row r itself, lands in recv.
-    std::span<float> in = last ? recv : std::span<float>(buf);
+    // Two scratch slots in turn; the last partial, of row r itself, lands in recv.
+    std::span<float> in = last ? recv : comm.scratch(c, s % 2);
     Request next = comm.isend(outgoing, right, tag);
     comm.recv(in, left, tag);
     reduce_into(in, row(r - s - 2), op);
