@@ -197,9 +197,6 @@ void Mailbox::check_can_send(int dst) {
 
 bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point deadline) {
   using namespace std::chrono_literals;
-  static const auto spin = std::chrono::microseconds(
-      getenv("DSGD_SPIN_US") ? std::atoi(getenv("DSGD_SPIN_US")) : 0);
-  const auto spin_until = Clock::now() + spin;
   std::unique_lock lock(mutex_);
   waiting_on_ = op.get();
   while (true) {
@@ -227,7 +224,6 @@ bool Mailbox::wait_until(const std::shared_ptr<OpState>& op, Clock::time_point d
         }
       }
     }
-    if (now < spin_until) wake = now;
     op->blocked = true;
     lock.unlock();
     driver_.pump(wake);
