@@ -83,6 +83,8 @@ def main():
     write("fuzz_scenario", "links.toml", b'nodes = 4\n[network]\nlatency = "1ms"\n'
           b'[[network.link]]\nfrom = 0\nto = 1\nlatency = "30ms"\n'
           b'[[network.node]]\nrank = 3\nbandwidth = "10Mbit"\n')
+    # Floats where integers go: 4.0 is taken, 2e116 must be refused (not cast).
+    write("fuzz_scenario", "floats.toml", b'nodes = 4.0\n[network]\nseed = 2e116\n')
 
     send = {"name": "send", "cat": "comm", "ph": "X", "pid": 0, "tid": 2, "ts": 1.0, "dur": 2.0,
             "args": {"dir": "send", "src": 0, "dst": 1, "tag": 0, "k": 0, "bytes": 8}}
@@ -97,6 +99,13 @@ def main():
     write("fuzz_trace", "pair.json", json.dumps(doc).encode())
     write("fuzz_trace", "empty.json", b'{"traceEvents": []}')
     write("fuzz_trace", "array.json", json.dumps([send, recv]).encode())
+    # A number past double's range: nlohmann::json throws out_of_range (406), not parse_error.
+    write("fuzz_trace", "overflow.json", b'[{"name": "send", "ph": "X", "pid": 0, "tid": 2, '
+          b'"ts": 1e999, "dur": 2.0}]')
+    # Fields of unexpected types, and an unchecked kind ("C") without a pid.
+    write("fuzz_trace", "odd_fields.json", b'[{"ph": "M", "pid": 0, "name": 5}, '
+          b'{"ph": "X", "pid": 0, "tid": 1, "ts": 1, "dur": 1, "name": 7}, '
+          b'{"ph": "C", "tid": 2, "ts": 10}]')
 
 if __name__ == "__main__":
     main()

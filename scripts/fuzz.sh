@@ -17,7 +17,9 @@ build=build/fuzz
 cc=${FUZZ_CC:-clang-14}
 cxx=${FUZZ_CXX:-clang++-14}
 command -v "$cxx" >/dev/null ||
-  { echo "fuzz.sh: $cxx not found: apt-get install clang-14 libclang-rt-14-dev" >&2; exit 2; }
+  { echo "fuzz.sh: $cxx not found: run scripts/setup.sh" >&2; exit 2; }
+# Reports are symbolized by llvm-symbolizer (package llvm-14), found on PATH.
+export PATH=$PATH:/usr/lib/llvm-14/bin
 
 start=$(date +%s)
 CC=$cc CXX=$cxx cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_FUZZ=ON \

@@ -2,6 +2,8 @@
 # Sanitizer runs (CMakePresets.json): the asan preset (AddressSanitizer + UBSan) builds
 # everything and runs the whole ctest suite; the tsan preset (ThreadSanitizer) builds the
 # tests and runs the simulator, collective and network tests. Any report fails the run.
+# Both presets build with clang-14 (scripts/setup.sh installs it): with ASan+UBSan it
+# compiles dsgd 2-4 times faster than GCC 12, which keeps these runs inside CI's time.
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default all; each part prints its time)
 #
 # Left out under the sanitizers, on purpose:
@@ -15,16 +17,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 part=${1:-all}
+command -v clang++-14 >/dev/null ||
+  { echo "sanitize.sh: clang++-14 not found: run scripts/setup.sh" >&2; exit 2; }
 off=(-DDSGD_WITH_MPI=OFF -DDSGD_WITH_GUI=OFF -DDSGD_WITH_CUDA=OFF)
 # Every report is an error; leaks are reported at exit. handle_segv=0: the lesson 5 checker
 # test runs a student's function that dereferences null on purpose and expects the child
 # to die of SIGSEGV, as it does without ASan; a real segfault elsewhere still fails a test.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1:handle_segv=0}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# exitcode=86: a report in a `dsgd` child exits with a code no test expects (the default,
+# 1, is what `dsgd lesson 5 --check` exits with when it rejects a student's file).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1:handle_segv=0:exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# The presets build with clang-14, whose sanitizer runtimes symbolize reports with
+# llvm-symbolizer (package llvm-14), found on PATH.
+export PATH=$PATH:/usr/lib/llvm-14/bin
+
+# A build folder configured with another compiler (these presets used GCC before) cannot be
+# reconfigured in place: start it afresh.
+fresh_if_not_clang() {
+  local cache=build/$1/CMakeCache.txt
+  if [ -f "$cache" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-14$' "$cache"; then
+    echo "sanitize.sh: build/$1 was configured with another compiler; removing it"
+    rm -rf "build/$1"
+  fi
+}
 
 run_asan() {
   local t0=$(date +%s)
+  fresh_if_not_clang asan
   cmake --preset asan "${off[@]}" >/dev/null
   cmake --build --preset asan
   local t1=$(date +%s)
@@ -35,6 +55,7 @@ run_asan() {
 
 run_tsan() {
   local t0=$(date +%s)
+  fresh_if_not_clang tsan
   cmake --preset tsan "${off[@]}" >/dev/null
   cmake --build --preset tsan --target dsgd_tests
   local t1=$(date +%s)
@@ -47,6 +68,8 @@ run_tsan() {
 case "$part" in
   asan) run_asan ;;
   tsan) run_tsan ;;
-  all) run_asan && run_tsan ;;
+  # Not `run_asan && run_tsan`: inside a function called in an && list, set -e is off, and
+  # a failing build or test would be ignored.
+  all) run_asan; run_tsan ;;
   *) echo "usage: scripts/sanitize.sh [asan|tsan|all]" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dsgd builds and tests with, only those missing.
-#   scripts/setup.sh            core build + everything the test suite uses
+#   scripts/setup.sh            core build + everything the test suite, the sanitizer
+#                               runs and the fuzz targets use
 #   scripts/setup.sh --bench    also the packages the benchmarks compare against
 #   scripts/setup.sh --core     only what the core build needs
 # Needs root (or sudo) for apt-get; does nothing when all packages are present.
@@ -10,8 +11,11 @@ core=(build-essential cmake ninja-build pkg-config git
       libboost-dev zlib1g-dev libopenblas-dev libzip-dev
       libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev catch2
       dataset-fashion-mnist)
+# clang-14, its sanitizer and libFuzzer runtimes (libclang-rt-14-dev) and llvm-symbolizer
+# (llvm-14): the asan and tsan presets (scripts/sanitize.sh) and scripts/fuzz.sh.
 tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
-       libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei)
+       libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
+       clang-14 libclang-rt-14-dev llvm-14)
 bench=(python3-torch)
 
 want=("${core[@]}")

@@ -83,7 +83,13 @@ class Reader {
   std::optional<int64_t> integer(const char* key, int64_t lo, int64_t hi) const {
     const toml::node* n = table_.get(key);
     if (!n) return std::nullopt;
-    auto v = n->value<int64_t>();
+    // toml++ takes a float with an integral value (4.0) for an integer, but casts it to
+    // int64_t unchecked: one outside int64_t's range (2e116) is refused before that.
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    std::optional<int64_t> v;
+    if (const auto* f = n->as_floating_point();
+        !f || (f->get() >= -kTwoTo63 && f->get() < kTwoTo63))
+      v = n->value<int64_t>();
     if (!v || *v < lo || *v > hi)
       fail(source_, n->source(),
            fmt::format("{} in {} must be an integer from {} to {}", key, section_, lo, hi));

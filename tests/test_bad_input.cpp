@@ -159,6 +159,7 @@ void make_files(const std::string& d) {
   write(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
   write(at("object.json"), "{\"events\": []}");
   write(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
+  write(at("huge.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
   write(at("ok.json"), "{\"traceEvents\": []}");
 }
 
@@ -252,6 +253,9 @@ std::vector<Row> command_rows() {
        {"cut.json", "invalid JSON", "dsgd train --trace"}},
       {"trace check no traceEvents", "trace check {d}/object.json", {"object.json", "traceEvents"}},
       {"trace check slice without dur", "trace check {d}/nodur.json", {"nodur.json", "dur"}},
+      {"trace check number out of range",
+       "trace check {d}/huge.json",
+       {"huge.json", "invalid JSON", "number overflow"}},
       {"trace merge of a truncated file",
        "trace merge {d}/out/merged.json {d}/ok.json {d}/cut.json",
        {"cut.json", "invalid JSON"}},

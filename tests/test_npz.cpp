@@ -118,7 +118,7 @@ std::vector<NamedTensor> sample_tensors() {
   return {{"layers.1.weight", Tensor({3, 4}, w)},
           {"layers.1.bias", Tensor({3}, {-0.0f, denormal, 1e30f})},
           {"layers.0.weight", Tensor({2, 1, 3}, {nan, inf, -inf, 1, 2, 3})},
-          {"scalar", Tensor(dsgd::Shape{}, {42.5f})},
+          {"scalar", Tensor(dsgd::Shape{}, std::vector<float>{42.5f})},
           {"empty", Tensor({0, 5})}};
 }
 

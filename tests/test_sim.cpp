@@ -1,5 +1,8 @@
 // The simulated transport: point-to-point over real sockets, ordering, sizes, deadlines,
 // failure propagation and the link model's timing (wall time only as a bound).
+// Catch2's assertions are not thread-safe: node functions only record what they saw (each
+// rank in its own slot) and the test's thread checks it after run_cluster has joined them.
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -17,24 +20,25 @@ using namespace std::chrono_literals;
 
 TEST_CASE("classic first program: rank 0 sends [1, -1] to rank 1", "[sim]") {
   std::vector<float> got(2, 0.0f);
+  Status status;
   sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
     if (comm.rank() == 0) {
       std::vector<float> t{1.0f, -1.0f};
       comm.send(t, 1);
     } else {
       std::vector<float> t(2, 0.0f);
-      Status s = comm.recv(t, 0);
-      CHECK(s.source == 0);
-      CHECK(s.count == 2);
+      status = comm.recv(t, 0);
       got = t;
     }
   });
+  CHECK(status.source == 0);
+  CHECK(status.count == 2);
   CHECK(got == std::vector<float>{1.0f, -1.0f});
 }
 
 TEST_CASE("messages with one tag between one pair arrive in order, large and small", "[sim]") {
   const int kMessages = 50;
-  std::vector<float> firsts;
+  std::vector<float> firsts, lasts;
   sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
     if (comm.rank() == 0) {
       std::vector<std::vector<float>> bufs;
@@ -52,17 +56,21 @@ TEST_CASE("messages with one tag between one pair arrive in order, large and sma
         std::vector<float> b(i % 2 ? 100000 : 3);
         comm.recv(b, 0, 7);
         firsts.push_back(b.front());
-        REQUIRE(b.back() == static_cast<float>(i));
+        lasts.push_back(b.back());
       }
     }
   });
   REQUIRE(firsts.size() == kMessages);
-  for (int i = 0; i < kMessages; ++i)
+  REQUIRE(lasts.size() == kMessages);
+  for (int i = 0; i < kMessages; ++i) {
     CHECK(firsts[i] == static_cast<float>(i));
+    CHECK(lasts[i] == static_cast<float>(i));
+  }
 }
 
 TEST_CASE("recv from any source returns the source; tags select messages", "[sim]") {
   std::vector<int> sources;
+  std::vector<float> values;  // what each message held: its sender's rank
   sim::run_cluster({.nodes = 4}, [&](Communicator& comm) {
     if (comm.rank() != 0) {
       std::vector<float> v{static_cast<float>(comm.rank())};
@@ -70,15 +78,17 @@ TEST_CASE("recv from any source returns the source; tags select messages", "[sim
       return;
     }
     std::vector<float> v(1);
-    Status s = comm.recv(v, kAnySource, 9);  // only rank 3 uses tag 9
-    CHECK(s.source == 3);
-    CHECK(v[0] == 3.0f);
-    for (int i = 0; i < 2; ++i) {
-      s = comm.recv(v, kAnySource, 5);
-      CHECK(static_cast<float>(s.source) == v[0]);
+    for (int tag : {9, 5, 5}) {  // only rank 3 uses tag 9
+      Status s = comm.recv(v, kAnySource, tag);
       sources.push_back(s.source);
+      values.push_back(v[0]);
     }
   });
+  REQUIRE(sources.size() == 3);
+  CHECK(sources[0] == 3);
+  for (size_t i = 0; i < sources.size(); ++i)
+    CHECK(values[i] == static_cast<float>(sources[i]));
+  sources.erase(sources.begin());
   std::sort(sources.begin(), sources.end());
   CHECK(sources == std::vector<int>{1, 2});
 }
@@ -98,7 +108,8 @@ TEST_CASE("a receive buffer of the wrong size is an error naming both sizes", "[
 }
 
 TEST_CASE("two isends in flight, waited in reverse order, do not deadlock", "[sim]") {
-  sim::run_cluster({.nodes = 2}, [](Communicator& comm) {
+  std::vector<float> large(2), small(2);  // per rank: an element of each received message
+  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
     const int other = 1 - comm.rank();
     std::vector<float> a(200000, 1.0f), b(5, 2.0f), ra(200000), rb(5);
     Request s1 = comm.isend(a, other, 1);
@@ -109,9 +120,11 @@ TEST_CASE("two isends in flight, waited in reverse order, do not deadlock", "[si
     s1.wait();
     r1.wait();
     r2.wait();
-    REQUIRE(ra[123] == 1.0f);
-    REQUIRE(rb[4] == 2.0f);
+    large[comm.rank()] = ra[123];
+    small[comm.rank()] = rb[4];
   });
+  CHECK(large == std::vector<float>{1.0f, 1.0f});
+  CHECK(small == std::vector<float>{2.0f, 2.0f});
 }
 
 TEST_CASE("a receive that nobody answers fails at its deadline", "[sim][timeout]") {

@@ -466,6 +466,23 @@ TEST_CASE("check_trace finds what is wrong", "[trace][check]") {
              Catch::Contains("0 finish(es)"));
 }
 
+TEST_CASE("check_trace skips fields of unexpected types instead of failing inside",
+          "[trace][check]") {
+  // Found by fuzz_trace: these threw nlohmann::json's type_error ("internal error", exit 1),
+  // or read a pid that is not there.
+  for (const char* text : {
+           R"([{"ph":"M","pid":0,"name":5}])",                         // a name that is a number
+           R"([{"ph":"X","pid":0,"tid":1,"ts":1,"dur":1,"name":7}])",  // the same on a slice
+           R"([{"ph":"s","cat":5,"id":1,"pid":0,"tid":1,"ts":1}])",    // a numeric flow cat
+           R"([{"ph":"C","pid":0,"tid":"x","ts":1}])",  // an unchecked kind, string tid
+           R"([{"ph":"C","tid":2,"ts":1}])",            // an unchecked kind, no pid
+       }) {
+    INFO(text);
+    CHECK_NOTHROW(check_trace_text(text, "odd.json"));
+  }
+  CHECK(check_trace_text(R"([{"ph":"C","tid":2,"ts":1}])", "odd.json").ranks == 0);
+}
+
 TEST_CASE("malformed trace files are a DataError naming the file", "[trace][bad-input]") {
   TempDir dir;
   auto write = [&](const std::string& name, const std::string& text) {
@@ -476,11 +493,16 @@ TEST_CASE("malformed trace files are a DataError naming the file", "[trace][bad-
   const std::string no_events = write("obj.json", "{\"events\": []}");
   const std::string no_ph = write("noph.json", "{\"traceEvents\": [{\"ts\": 1}]}");
   const std::string no_ts = write("nots.json", R"({"traceEvents":[{"ph":"X","pid":0,"tid":0}]})");
-  for (const auto& [path, why] :
-       std::vector<std::pair<std::string, std::string>>{{not_json, "invalid JSON"},
-                                                        {no_events, "\"traceEvents\" array"},
-                                                        {no_ph, "\"ph\""},
-                                                        {no_ts, "numeric ts"}}) {
+  // nlohmann::json reports a number out of double's range as out_of_range, not parse_error.
+  const std::string huge_ts =
+      write("huge.json", R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
+  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
+           {not_json, "invalid JSON"},
+           {no_events, "\"traceEvents\" array"},
+           {no_ph, "\"ph\""},
+           {no_ts, "numeric ts"},
+           {huge_ts, "invalid JSON: number overflow"}}) {
+    const std::string& path = file;  // clang 14's lambdas cannot capture a structured binding
     INFO(path);
     CHECK_THAT(data_error_of([&] { check_trace_file(path); }),
                Catch::Contains(path + ": not a Chrome trace: ") && Catch::Contains(why));
