@@ -306,14 +306,16 @@ void SimNode::check_crash_time() {
 
 void SimNode::observe_arrival(const OpState& op) {
   model_now_s_ = std::max(model_now_s_, op.model_s);
-  if (op.blocked) {
-    constexpr double kMaxLagS = 0.0005;
-    lag_s_ = std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS);
-  }
+  // A message that was already there when asked for did not make this thread late.
+  constexpr double kMaxLagS = 0.0005;
+  lag_s_ = op.blocked ? std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS) : 0.0;
+  last_arrival_net_s_ = std::max(last_arrival_net_s_, op.visible_net_s);
 }
 
 double SimNode::net_now_s() const {
-  return clock_.now_s() - lag_s_;
+  // Never before a message this thread has already received: a reply cannot leave before
+  // what it answers arrived, or early stamps would add up along a chain of messages.
+  return std::max(clock_.now_s() - lag_s_, last_arrival_net_s_);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <poll.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,10 +195,13 @@ class SimNode final : public Communicator, private MailboxDriver {
   // Sends are stamped as if the thread had woken on time, so the lag does not add up hop
   // by hop.
   double lag_s_ = 0;
+  double last_arrival_net_s_ = 0;  // rank thread: latest visible time of a received message
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
   int wake_fd_ = -1;                          // eventfd: wake() makes the rank thread's poll return
   std::vector<uint8_t> stage_;                // rank thread: what one read takes from a socket
+  std::vector<pollfd> poll_fds_;              // rank thread: pump()'s poll set, reused
+  std::vector<int> poll_ranks_;               // the peer behind each entry (-1: wake_fd_)
   std::atomic<bool> abort_requested_{false};  // abort() from another thread: drop every peer
   std::atomic<int> frames_queued_{0};         // in outboxes, not yet wholly written
   std::atomic<bool> closing_{false};

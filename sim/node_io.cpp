@@ -49,10 +49,10 @@ void SimNode::pump(Clock::time_point until) {
     for (int p = 0; p < world_; ++p)
       drop_peer(p, "the run was aborted");
   }
-  std::vector<pollfd> fds;
-  std::vector<int> ranks;
-  fds.reserve(world_ + 1);
-  ranks.reserve(world_ + 1);
+  std::vector<pollfd>& fds = poll_fds_;
+  std::vector<int>& ranks = poll_ranks_;
+  fds.clear();
+  ranks.clear();
   fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
   ranks.push_back(-1);
   for (int p = 0; p < world_; ++p) {
