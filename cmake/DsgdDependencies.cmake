@@ -15,6 +15,7 @@ if(NOT CLI11_FOUND)
 endif()
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+pkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)  # CRC32C of wire frames
 
 # OpenBLAS through its CBLAS interface; openblas_set_num_threads keeps it to one thread
 # per rank, as each simulated node is already a thread.

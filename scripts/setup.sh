@@ -8,7 +8,7 @@
 set -euo pipefail
 
 core=(build-essential cmake ninja-build pkg-config git
-      libboost-dev zlib1g-dev libopenblas-dev libzip-dev
+      libboost-dev zlib1g-dev libopenblas-dev libzip-dev libisal-dev
       libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev catch2
       dataset-fashion-mnist)
 # clang-14, its sanitizer and libFuzzer runtimes (libclang-rt-14-dev) and llvm-symbolizer

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
 #include "core/comm/cost_model.h"
 #include "core/errors.h"
@@ -215,6 +216,34 @@ TEST_CASE("a million-element buffer: every op and all_reduce algorithm, exact, s
         tally.wrong[r] += data[i] != input(world - 1, i);
     });
     INFO("world " << world);
+    for (int r = 0; r < world; ++r) {
+      CHECK(tally.wrong[r] == 0);
+      CHECK(tally.differs[r] == 0);
+    }
+  }
+}
+
+TEST_CASE("ring all_reduce in segments: chunks over the segment size are pipelined, exactly",
+          "[collectives][large]") {
+  // Chunks of kRingSegmentFloats + 1 and + 2 elements: two segments each, of unequal size,
+  // and chunks that differ by one element between ranks.
+  for (int world : {2, 3}) {
+    const size_t n = world * (kRingSegmentFloats + 1) + 1;
+    const size_t chunk = (n + world - 1) / world;
+    INFO("world " << world << ": " << ring_segments(chunk) << " segments a chunk");
+    CHECK(ring_segments(chunk) >= 2);
+    Tally tally(world);
+    BitCompare bits(world);
+    sim::run_cluster({.nodes = world}, [&](Communicator& comm) {
+      const int r = comm.rank();
+      for (ReduceOp op : {ReduceOp::SUM, ReduceOp::AVG}) {
+        std::vector<float> data = inputs(r, n);
+        all_reduce(comm, data, op, {.algorithm = Algorithm::ring});
+        for (size_t i = 0; i < n; ++i)
+          tally.wrong[r] += !close_enough(op, data[i], expected(op, world, i));
+        tally.differs[r] += bits.check(comm, data);
+      }
+    });
     for (int r = 0; r < world; ++r) {
       CHECK(tally.wrong[r] == 0);
       CHECK(tally.differs[r] == 0);

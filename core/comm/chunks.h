@@ -22,4 +22,14 @@ struct Chunks {
   size_t max_size() const { return (count + parts - 1) / parts; }
 };
 
+// The ring all-reduce sends a chunk of more than this many elements (4 MiB of floats) as
+// several messages of at most this size, so that it can pipeline them (allreduce_ring.cpp).
+inline constexpr size_t kRingSegmentFloats = size_t{1} << 20;
+
+// How many messages a ring chunk of `floats` elements travels in: 1 up to the segment size.
+inline int ring_segments(size_t floats) {
+  return static_cast<int>(
+      std::max<size_t>(1, (floats + kRingSegmentFloats - 1) / kRingSegmentFloats));
+}
+
 }  // namespace dsgd
