@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/comm/collectives.h"
@@ -80,16 +81,24 @@ int main(int argc, char** argv) {
   // bytes per second is bound by the host (2 cores here), not by the link model. Such rows
   // are printed, marked, and kept out of the error statistics.
   double host_Bps = 200e6;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
-      iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--max-case-s") && i + 1 < argc)
-      max_case_s = std::atof(argv[++i]);
-    else if (!std::strcmp(argv[i], "--host-MBps") && i + 1 < argc)
-      host_Bps = 1e6 * std::atof(argv[++i]);
+  CLI::App app{"How closely simulated all_reduce times follow the alpha-beta prediction"};
+  app.add_flag("--quick", quick, "A small grid: 2 and 8 nodes, 1 KiB and 1 MiB");
+  app.add_option("--iters", iters, "Timed iterations per case (the median is kept)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--max-case-s", max_case_s, "Skip cases predicted to take longer (seconds)")
+      ->check(CLI::Range(0.001, 3600.0));
+  double host_MBps = host_Bps / 1e6;
+  app.add_option("--host-MBps", host_MBps, "Per-node rate above which a case is host-bound (MB/s)")
+      ->check(CLI::Range(1.0, 1e6));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "bench_fidelity: {}; see bench_fidelity --help\n", e.what());
+    return 2;
   }
+  host_Bps = host_MBps * 1e6;
   const std::vector<int> nodes = quick ? std::vector<int>{2, 8} : std::vector<int>{2, 4, 8, 16};
   const std::vector<size_t> sizes = quick
                                         ? std::vector<size_t>{1 << 10, 1 << 20}

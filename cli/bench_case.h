@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/comm/collectives.h"
@@ -25,6 +26,9 @@ class BenchCase {
   // nccl-tests counts). Returns the bytes used: whole floats, R equal rows where rows apply.
   size_t resize(size_t bytes);
   size_t count() const { return count_; }  // floats in the size above
+  // all_reduce's buffer (in place), which the bare MPI_Allreduce baseline also uses, so both
+  // run on the very same memory.
+  std::span<float> data() { return a_; }
 
   void reset();  // inputs in place, outputs filled with a value no result can have
   void run(Communicator& comm, const CollectiveOptions& options);

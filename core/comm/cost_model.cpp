@@ -95,7 +95,10 @@ Cost ring_cost(int steps, double piece_bytes) {
 }  // namespace
 
 double Cost::predict_s(double alpha_s, double bandwidth_Bps) const {
-  return steps * alpha_s + (bandwidth_Bps > 0 ? critical_path_bytes / bandwidth_Bps : 0.0);
+  const double transfer_s = bandwidth_Bps > 0 ? critical_path_bytes / bandwidth_Bps : 0.0;
+  if (segments <= 1 || steps == 0) return steps * alpha_s + transfer_s;
+  const double b = transfer_s / (steps * segments);  // one segment on one link
+  return std::max(steps * segments * b + alpha_s, steps * alpha_s + (steps + segments - 1) * b);
 }
 
 Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t bytes) {
@@ -137,7 +140,10 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
     case Algorithm::native:
       break;
   }
-  return ring_cost(2 * (world - 1), Chunks{count, world}.max_size() * kFloat);
+  const size_t chunk = Chunks{count, world}.max_size();
+  Cost ring = ring_cost(2 * (world - 1), chunk * kFloat);
+  ring.segments = ring_segments(chunk);
+  return ring;
 }
 
 std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
@@ -165,7 +171,7 @@ std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
     case Algorithm::halving_doubling:
       return "2 log2(P) a + 2(P-1)/P S/B, + 2(a + S/B) if R != P = 2^floor(log2 R)";
     case Algorithm::ring:
-      return "2(R-1) * (a + S/R/B)";
+      return "2(R-1) * (a + S/R/B); chunks over 4 MiB go in pipelined pieces that hide latency";
     case Algorithm::automatic:
     case Algorithm::native:
       break;

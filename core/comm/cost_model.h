@@ -26,11 +26,20 @@ namespace dsgd {
 // NIC or uplink (real networks, the simulator's switch topology) it sets a floor of
 // bytes_sent_per_rank / B that the formula above ignores; compare it with the
 // bandwidth-optimal 2(R-1)/R S of all_reduce.
+//
+// Pipelining: the ring all-reduce sends a chunk larger than kRingSegmentFloats as
+// `segments` messages (chunks.h), each passed on as soon as it arrives. With m segments of
+// b = critical_path_bytes / (steps m) / B seconds each, the last one arrives after
+//   max(steps m b + alpha, steps alpha + (steps + m - 1) b):
+// the link is busy all the time when (m - 1) b covers a latency, and otherwise each step
+// still waits a latency, but the segments behind the first overlap it.
 struct Cost {
   int steps = 0;                     // messages one after another on the critical path
   double bytes_sent_per_rank = 0.0;  // the busiest rank's sent bytes
   double critical_path_bytes = 0.0;  // bytes crossing links one after another
-  // steps * alpha_s + critical_path_bytes / bandwidth_Bps (bandwidth 0 = unlimited).
+  int segments = 1;                  // messages each step's piece travels in (pipelined)
+  // steps * alpha_s + critical_path_bytes / bandwidth_Bps (bandwidth 0 = unlimited), or the
+  // pipelined time above when segments > 1.
   double predict_s(double alpha_s, double bandwidth_Bps) const;
 };
 
