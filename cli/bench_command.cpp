@@ -38,7 +38,8 @@ namespace dsgd::cli {
 namespace {
 
 constexpr uint64_t kMaxBenchBytes = uint64_t(1) << 30;
-constexpr double kStartMarginS = 1e-3;  // beyond the link latencies, for the transport
+constexpr double kStartMarginS = 1e-3;      // beyond the link latencies, for the transport
+constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps, this last
 constexpr uint64_t kBaselineFromBytes = uint64_t(1) << 20;  // the ratio column starts here
 
 struct Row {
@@ -153,7 +154,9 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
              to_string(plan.requested), world, f.backend, plan.root);
   fmt::print("# link: {}; {} warm-up + {} timed iterations per size, every result checked\n",
              link_text(plan.link), plan.warmup, plan.iters);
-  fmt::print("# time: median over iterations on each rank, maximum over ranks\n");
+  fmt::print(
+      "# time: from a start common to all ranks (each yields until it), median over iterations "
+      "on each rank, maximum over ranks\n");
   if (plan.bare)
     fmt::print(
         "# bare: MPI_Allreduce called directly in the same run on the same buffer, refilled first, "
@@ -242,8 +245,14 @@ double start_together(Communicator& comm, double lead_s) {
   if (comm.rank() == 0) message = std::bit_cast<std::array<float, 2>>(comm.wall_s() + lead_s);
   broadcast(comm, message, 0);
   const double start_s = std::bit_cast<double>(message);
-  const double wait_s = start_s - comm.wall_s();
+  // Yield until the start, sleeping only when it is further off: a thread woken from sleep
+  // runs some 50 us late here, and a virtual CPU that went idle is slow to come back
+  // (4 KiB on 4 nodes measured 180-200 us after a sleep, 145-150 us after yielding), which
+  // would be charged to the collective. Yielding leaves the cores to whoever needs them.
+  const double wait_s = start_s - kSpinBeforeStartS - comm.wall_s();
   if (wait_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+  while (comm.wall_s() < start_s)
+    std::this_thread::yield();
   return start_s;
 }
 
