@@ -306,9 +306,12 @@ void SimNode::check_crash_time() {
 
 void SimNode::observe_arrival(const OpState& op) {
   model_now_s_ = std::max(model_now_s_, op.model_s);
-  // A message that was already there when asked for did not make this thread late.
-  constexpr double kMaxLagS = 0.0005;
-  lag_s_ = op.blocked ? std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS) : 0.0;
+  // Only a wait measures how late this thread runs; one that did not block leaves the lag
+  // as it was (the thread has not caught up since).
+  if (op.blocked) {
+    constexpr double kMaxLagS = 0.0005;
+    lag_s_ = std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS);
+  }
   last_arrival_net_s_ = std::max(last_arrival_net_s_, op.visible_net_s);
 }
 
