@@ -40,7 +40,10 @@ float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
 void draw_timeline(const Snapshot& s, Commands& commands) {
   const Palette pal = palette_for(s.view.theme);
   const float scale = s.view.ui_scale;
-  auto [t0, t1] = time_window(s);
+  // Plain variables, not a structured binding: the lambdas below capture them, which
+  // clang before 16 (the sanitizer builds use clang 14) does not allow for bindings.
+  const std::pair<double, double> window = time_window(s);
+  const double t0 = window.first, t1 = window.second;
   ViewSettings v = s.view;
   bool changed = false;
   if (ImGui::Button("+")) {
