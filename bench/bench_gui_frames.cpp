@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gui/commands.h"
+#include "gui/font_texture.h"
 #include "gui/snapshot.h"
 #include "gui/theme.h"
 #include "gui/views.h"
@@ -195,6 +196,7 @@ int main(int argc, char** argv) {
     s.controls.live = true;
     const auto t1 = std::chrono::steady_clock::now();
     ImGui_ImplOpenGL3_NewFrame();
+    choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     draw_dashboard(s, commands, only, true);
@@ -231,6 +233,7 @@ int main(int argc, char** argv) {
     Snapshot s = build_snapshot(events, inputs);
     s.controls.live = true;
     ImGui_ImplOpenGL3_NewFrame();
+    choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     draw_views_timed(s, commands, costs);

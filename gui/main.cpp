@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "gui/app.h"
 #include "gui/capture.h"
+#include "gui/font_texture.h"
 #include "gui/lesson_session.h"
 #include "gui/options.h"
 #include "gui/theme.h"
@@ -160,6 +161,7 @@ int main(int argc, char** argv) {
 
     // Start the Dear ImGui frame
     ImGui_ImplOpenGL3_NewFrame();
+    choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
 
