@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
   int nodes = 16;
   int64_t steps = 10000, every = 500, warmup = 1000;
   double max_growth_mib = 4.0;
+  if (argc % 2 == 0) {  // flags come in pairs: the last one has no value
+    fmt::print(stderr, "bench_soak: {} needs a value; see the comment at the top of {}\n",
+               argv[argc - 1], __FILE__);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* value = argv[i + 1];
@@ -66,9 +71,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (nodes < 1 || steps < 1 || every < 1 || warmup < 0 || warmup >= steps) {
+  if (nodes < 1 || steps < 1 || every < 1 || warmup < 0 || warmup >= steps ||
+      !(max_growth_mib > 0)) {
     fmt::print(stderr,
-               "bench_soak: need nodes >= 1, steps >= 1, every >= 1, 0 <= warmup < steps\n");
+               "bench_soak: need nodes >= 1, steps >= 1, every >= 1, 0 <= warmup < steps, "
+               "max-growth-mib > 0\n");
     return 2;
   }
   set_blas_threads(1);  // every node is a thread already

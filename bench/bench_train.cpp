@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/data/rng.h"
@@ -76,12 +77,20 @@ double torch_samples_per_s(const std::string& sizes, int64_t batch, int steps) {
 int main(int argc, char** argv) {
   int steps = 300;
   bool torch = true;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
-      steps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-torch"))
-      torch = false;
+  bool no_torch = false;
+  CLI::App app{"Training throughput: dsgd against PyTorch, and one synchronous step on 4 nodes"};
+  app.add_option("--steps", steps, "SGD steps timed per measurement")
+      ->check(CLI::Range(1, 1000000));
+  app.add_flag("--no-torch", no_torch, "Skip the PyTorch comparison");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "bench_train: {}; see bench_train --help\n", e.what());
+    return 2;
   }
+  torch = !no_torch;
   set_blas_threads(1);
 
   fmt::print("== 1 rank, mlp:128 (784-128-10), batch 256, 1 thread ==\n");
