@@ -1,8 +1,11 @@
 // The timeline view: a Gantt chart per rank (compute lane above, communication lane below)
-// with messages as lines from send to arrival, a time cursor, zoom (buttons or the mouse
-// wheel) and scrubbing (drag in a replay). Clicking a message selects it in every view.
+// with messages as lines from send to arrival (only their ends when very many are in view),
+// a time cursor, zoom (buttons or the mouse wheel) and scrubbing (drag in a replay).
+// Clicking a message selects it in every view.
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <imgui.h>
@@ -12,6 +15,9 @@
 
 namespace dsgd::gui {
 namespace {
+
+// More visible messages than this and the timeline draws their ends, not lines (see below).
+constexpr size_t kMaxMessageLines = 400;
 
 // The visible time window [t0, t1].
 std::pair<double, double> time_window(const Snapshot& s) {
@@ -110,20 +116,43 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   int nearest = -1;
   float nearest_d = 6 * scale;
+  struct Visible {
+    int index;
+    ImVec2 a, b;
+  };
+  std::vector<Visible> visible;
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i) {
     const MessageView& m = s.messages[i];
     const double arrive = m.arrived ? m.arrive_s : std::min(m.arrive_s, s.now_s);
     if (arrive < t0 || m.send_s > t1) continue;
     const ImVec2 a{X(m.send_s), lane_y(m.src, Lane::comm) + lane_h / 2};
     const ImVec2 b{X(arrive), lane_y(m.dst, Lane::comm) + lane_h / 2};
-    const bool selected = i == s.view.selected_message;
-    dl->AddLine(a, b, selected ? pal.selection : colour_for_op(m.op),
-                (selected ? 3.0f : 1.0f) * scale);
+    visible.push_back({i, a, b});
     const float d = distance_to_segment(mouse, a, b);
     if (d < nearest_d) {
       nearest_d = d;
       nearest = i;
     }
+  }
+  // Dense: past kMaxMessageLines lines the lanes vanish under a web of them (and a software
+  // renderer spends most of a frame on it). Each message then shows as a tick where it
+  // leaves and one where it arrives; the hovered and the selected message keep their line.
+  const bool dense = visible.size() > kMaxMessageLines;
+  for (const Visible& m : visible) {
+    const bool selected = m.index == s.view.selected_message;
+    const Rgba colour = selected ? pal.selection : colour_for_op(s.messages[m.index].op);
+    if (!dense || selected || m.index == nearest) {
+      dl->AddLine(m.a, m.b, colour, (selected ? 3.0f : 1.0f) * scale);
+    } else {  // in the text colour: a tick in its op's colour would vanish into the slice
+      const float h = lane_h / 2;
+      dl->AddLine({m.a.x, m.a.y - h}, {m.a.x, m.a.y + h}, pal.text, scale);
+      dl->AddLine({m.b.x, m.b.y - h}, {m.b.x, m.b.y + h}, pal.text, scale);
+    }
+  }
+  if (dense) {
+    const std::string note = fmt::format(
+        "{} messages: their ends only (zoom in, or hover one, for lines)", visible.size());
+    dl->AddText({x1 - ImGui::CalcTextSize(note.c_str()).x, top.y}, pal.dim_text, note.c_str());
   }
   dl->Flags = flags;
   if (s.now_s >= t0 && s.now_s <= t1)
