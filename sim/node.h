@@ -190,11 +190,13 @@ class SimNode final : public Communicator, private MailboxDriver {
   std::vector<std::unique_ptr<Peer>> peers_;
   Mailbox mailbox_;
   double model_now_s_ = 0;  // rank thread: this node's model clock
-  // How late this thread woke for the message it last waited for (capped): scheduler
-  // latency, an artefact of simulating on few cores, not part of the modelled network.
-  // Sends are stamped as if the thread had woken on time, so the lag does not add up hop
-  // by hop.
+  // How late this thread woke for the message it last waited for, plus the time its sends
+  // since then spent in the transport (capped): scheduler latency and per-message CPU,
+  // artefacts of simulating on few cores, not part of the modelled network. Sends are
+  // stamped as if the thread had woken on time and sent instantly, so the lag does not add
+  // up hop by hop.
   double lag_s_ = 0;
+  static constexpr double kMaxLagS = 0.0005;  // the most a send is stamped early
   double last_arrival_net_s_ = 0;  // rank thread: latest visible time of a received message
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
