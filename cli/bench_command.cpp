@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -46,8 +47,9 @@ struct Row {
   uint64_t bytes = 0, count = 0;
   Algorithm algorithm = Algorithm::automatic;
   double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
-  std::optional<double> predicted_us, error_pct, vs_loopback_pct;
-  std::optional<double> bare_us, overhead_pct;  // --backend mpi --algorithm native
+  std::optional<double> predicted_us, error_pct;
+  std::optional<double> loopback_GBps, vs_loopback_pct;  // sim, from kBaselineFromBytes
+  std::optional<double> bare_us, overhead_pct;           // --backend mpi --algorithm native
   uint64_t wrong = 0;
 };
 
@@ -60,7 +62,7 @@ struct Plan {
   std::vector<uint64_t> sizes;
   sim::LinkSpec link;
   int iters, warmup;
-  std::optional<LoopbackBaseline> baseline;
+  std::shared_ptr<const LoopbackRing> loopback;  // sim: timed beside each iteration
   BareAllReduce bare;  // the backend's own all_reduce, timed beside dsgd's (MPI, native)
 };
 
@@ -163,17 +165,18 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
         "iterations alternating with dsgd's (bare: median, maximum over ranks);\n"
         "# overhead: each rank's median of the paired ratio dsgd / bare - 1 over the "
         "iterations, averaged over ranks\n");
-  if (plan.baseline)
+  if (plan.loopback)
     fmt::print(
-        "# loopback baseline: {} TCP flows on 127.0.0.1 in a ring, all at once: "
-        "{:.2f} GB/s per flow (slowest {:.2f})\n",
-        plan.baseline->flows, plan.baseline->mean_flow_Bps / 1e9,
-        plan.baseline->min_flow_Bps / 1e9);
-  fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}{}\n", "size",
-             "count", "algorithm", "time", "algbw", "busbw", "predicted", "error", "busbw/",
-             "wrong", plan.bare ? fmt::format(" {:>11} {:>9}", "bare", "overhead") : "");
-  fmt::print("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>9} {:>7}{}\n", "(B)",
-             "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "loop (%)", "",
+        "# loop: from 1 MiB, beside each iteration (before it or after, in turn), {} TCP flows on "
+        "127.0.0.1 in a ring each carry what one rank sends (busbw x time), all at once, until "
+        "the last is done;\n# loop is their median GB/s per flow, busbw/loop the median of the "
+        "paired ratios\n",
+        plan.loopback->flows());
+  fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n",
+             "size", "count", "algorithm", "time", "algbw", "busbw", "predicted", "error", "loop",
+             "busbw/", "wrong", plan.bare ? fmt::format(" {:>11} {:>9}", "bare", "overhead") : "");
+  fmt::print("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n", "(B)",
+             "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "(GB/s)", "loop (%)", "",
              plan.bare ? fmt::format(" {:>11} {:>9}", "(us)", "(%)") : "");
   std::fflush(stdout);
 }
@@ -183,10 +186,10 @@ void print_row(const Row& r) {
     return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
   };
   fmt::print(
-      "  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>9} {:>7}{}\n", r.bytes,
-      r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
-      opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"), opt(r.vs_loopback_pct, "{:.0f}"),
-      r.wrong,
+      "  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n",
+      r.bytes, r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
+      opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"), opt(r.loopback_GBps, "{:.3f}"),
+      opt(r.vs_loopback_pct, "{:.0f}"), r.wrong,
       r.bare_us ? fmt::format(" {:>11.1f} {:>+9.1f}", *r.bare_us, r.overhead_pct.value_or(0)) : "");
   std::fflush(stdout);
 }
@@ -207,10 +210,10 @@ nlohmann::ordered_json to_json(const Plan& plan, const BenchFlags& f, int world,
   j["warmup"] = plan.warmup;
   j["latency_s"] = plan.link.latency_s;
   j["bandwidth_Bps"] = plan.link.bandwidth_Bps;
-  if (plan.baseline)
-    j["loopback_baseline"] = {{"flows", plan.baseline->flows},
-                              {"mean_flow_GBps", plan.baseline->mean_flow_Bps / 1e9},
-                              {"min_flow_GBps", plan.baseline->min_flow_Bps / 1e9}};
+  if (plan.loopback)
+    j["loopback_baseline"] = {{"flows", plan.loopback->flows()},
+                              {"from_bytes", kBaselineFromBytes},
+                              {"paired", "a round beside each timed iteration"}};
   else
     j["loopback_baseline"] = nullptr;
   uint64_t wrong = 0;
@@ -225,6 +228,7 @@ nlohmann::ordered_json to_json(const Plan& plan, const BenchFlags& f, int world,
                          {"busbw_GBps", r.busbw_GBps},
                          {"predicted_us", opt(r.predicted_us)},
                          {"error_pct", opt(r.error_pct)},
+                         {"loopback_GBps", opt(r.loopback_GBps)},
                          {"busbw_vs_loopback_pct", opt(r.vs_loopback_pct)},
                          {"bare_us", opt(r.bare_us)},
                          {"overhead_pct", opt(r.overhead_pct)},
@@ -278,7 +282,7 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       kStartMarginS + (std::bit_width(static_cast<unsigned>(world - 1)) + 1) * plan.link.latency_s;
   prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
   uint64_t last_bytes = UINT64_MAX;
-  std::vector<double> times, bare_times, ratios;
+  std::vector<double> times, bare_times, ratios, loop_times;
   for (uint64_t size : plan.sizes) {
     const uint64_t bytes = bench.resize(size);
     if (bytes == last_bytes) continue;  // rounding to whole rows gave the same size again
@@ -286,6 +290,19 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
     times.clear();
     bare_times.clear();
     ratios.clear();
+    loop_times.clear();
+    // What each rank's link carries in this collective, on every loopback flow at once.
+    const auto loop_bytes =
+        static_cast<uint64_t>(std::ceil(bus_factor(plan.op, world) * static_cast<double>(bytes)));
+    const bool paired_loop = plan.loopback && bytes >= kBaselineFromBytes && loop_bytes > 0;
+    auto time_loop = [&] {
+      // Between two barriers: the other ranks wait in the second, idle (not filling or
+      // checking buffers), while rank 0's loopback threads have the cores.
+      barrier(comm);
+      const double seconds = rank == 0 ? plan.loopback->round(loop_bytes) : 0.0;
+      barrier(comm);
+      return seconds;
+    };
     uint64_t wrong = 0;
     auto time_bare = [&] {
       // The same buffer as dsgd's, filled the same way just before: the two differ only in
@@ -296,15 +313,17 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       return comm.wall_s() - start_s;
     };
     for (int it = 0; it < plan.warmup + plan.iters; ++it) {
-      // With a bare baseline the two alternate which goes first, so both meet the same load.
-      const bool bare_first = plan.bare && it % 2 == 1;
-      double bare_s = bare_first ? time_bare() : 0;
+      // With a baseline the two alternate which goes first, so both meet the same load.
+      const bool baseline_first = it % 2 == 1;
+      double bare_s = plan.bare && baseline_first ? time_bare() : 0;
+      double loop_s = paired_loop && baseline_first ? time_loop() : 0;
       bench.reset();
       const double start_s = start_together(comm, lead_s);
       bench.run(comm, options);
       const double end_s = comm.wall_s();
       wrong += bench.count_wrong();  // before a bare run reuses the buffer
-      if (plan.bare && !bare_first) bare_s = time_bare();
+      if (plan.bare && !baseline_first) bare_s = time_bare();
+      if (paired_loop && !baseline_first) loop_s = time_loop();
       if (it >= plan.warmup) {
         times.push_back(end_s - start_s);
         if (plan.bare) {
@@ -312,8 +331,16 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
           // Paired: the two ran back to back, so a slow spell of the machine hits both.
           if (bare_s > 0) ratios.push_back((end_s - start_s) / bare_s);
         }
+        loop_times.push_back(loop_s);
       }
     }
+    // Each iteration's time on every rank, for rank 0 to pair with its loopback rounds.
+    std::vector<float> iteration_us;
+    if (paired_loop)
+      for (double t : times)
+        iteration_us.push_back(static_cast<float>(t * 1e6));
+    std::vector<float> all_iterations(rank == 0 ? iteration_us.size() * world : 0);
+    if (paired_loop) gather(comm, iteration_us, all_iterations, 0);
     // Gather (median us, wrong count, bare median us, median paired ratio) from every rank;
     // the count is split in two so that each half is exact in a float.
     constexpr int kFields = 5;
@@ -352,8 +379,19 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       row.predicted_us = predicted * 1e6;
       if (predicted > 0) row.error_pct = (row.time_us / *row.predicted_us - 1) * 100;
     }
-    if (plan.baseline && bytes >= kBaselineFromBytes && plan.baseline->mean_flow_Bps > 0)
-      row.vs_loopback_pct = row.busbw_GBps * 1e9 / plan.baseline->mean_flow_Bps * 100;
+    if (paired_loop) {
+      // busbw / loopback rate = (loop bytes / collective time) / (loop bytes / round time).
+      std::vector<double> paired;
+      for (size_t i = 0; i < times.size(); ++i) {
+        double slowest_us = 0;
+        for (int r = 0; r < world; ++r)
+          slowest_us = std::max<double>(slowest_us, all_iterations[r * times.size() + i]);
+        if (slowest_us > 0) paired.push_back(loop_times[i] / (slowest_us * 1e-6));
+      }
+      const double loop_s = median(loop_times);
+      if (loop_s > 0) row.loopback_GBps = loop_bytes / loop_s / 1e9;
+      if (!paired.empty()) row.vs_loopback_pct = median(paired) * 100;
+    }
     print_row(row);
     rows.push_back(row);
   }
@@ -464,8 +502,8 @@ int run_bench(const BenchFlags& f) {
     explain(plan, f.nodes, sizing.resize(max_bytes));
     return kExitOk;
   }
-  if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline)
-    plan.baseline = measure_loopback_ring(f.nodes);
+  if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline && max_bytes >= kBaselineFromBytes)
+    plan.loopback = std::make_shared<const LoopbackRing>(f.nodes);
   if (plan.op == CollectiveOp::all_reduce && plan.requested == Algorithm::native &&
       plan.reduce_op == ReduceOp::SUM && !f.no_baseline)
     plan.bare = bare_all_reduce(f.backend);

@@ -1,6 +1,6 @@
 // Loopback ring baseline with plain POSIX sockets: node i writes to flow i (to node i+1)
-// and reads flow i-1, non-blocking, under poll(), until the deadline. Bytes are counted
-// on the receiving side, and only inside the measured interval.
+// and reads flow i-1, non-blocking, under poll(), one thread per node, until every flow
+// has carried the round's bytes.
 #include "cli/loopback_baseline.h"
 
 #include <arpa/inet.h>
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ namespace dsgd::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::chrono::seconds kRoundDeadline{20};
 
 [[noreturn]] void fail(const char* what) {
   throw CommError(fmt::format("loopback baseline: {} failed: {}", what, std::strerror(errno)), -1);
@@ -35,7 +37,7 @@ using Clock = std::chrono::steady_clock;
 class Fd {
  public:
   explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
   Fd& operator=(Fd&& o) noexcept {
     std::swap(fd_, o.fd_);
     return *this;
@@ -44,6 +46,7 @@ class Fd {
     if (fd_ >= 0) ::close(fd_);
   }
   int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -78,61 +81,76 @@ std::pair<Fd, Fd> connected_pair() {
 
 }  // namespace
 
-LoopbackBaseline measure_loopback_ring(int flows, double seconds, size_t chunk_bytes) {
+LoopbackRing::LoopbackRing(int flows, size_t chunk_bytes) : chunk_bytes_(chunk_bytes) {
   if (flows < 2) throw UsageError("loopback baseline: needs at least 2 nodes");
-  std::vector<Fd> out(flows), in(flows);  // node i writes out[i], reads in[i]
+  std::vector<Fd> out(flows), in(flows);
   for (int i = 0; i < flows; ++i) {
     auto [w, r] = connected_pair();
     out[i] = std::move(w);
     in[(i + 1) % flows] = std::move(r);
   }
-  const Clock::time_point begin = Clock::now() + std::chrono::milliseconds(50);  // warm-up
-  const Clock::time_point end =
-      begin + std::chrono::nanoseconds(static_cast<int64_t>(seconds * 1e9));
-  std::vector<uint64_t> received(flows, 0);  // by the reading node, i.e. on flow i-1
-  std::atomic<bool> failed{false};
+  for (int i = 0; i < flows; ++i) {
+    out_.push_back(out[i].release());
+    in_.push_back(in[i].release());
+  }
+  round(chunk_bytes_ * 16);  // warm-up: the buffers grow, the pages are touched
+}
+
+LoopbackRing::~LoopbackRing() {
+  for (int fd : out_)
+    ::close(fd);
+  for (int fd : in_)
+    ::close(fd);
+}
+
+double LoopbackRing::round(uint64_t bytes) const {
+  const int flows = this->flows();
+  const Clock::time_point start = Clock::now() + std::chrono::microseconds(500);
+  const Clock::time_point deadline = start + kRoundDeadline;
+  std::vector<Clock::time_point> done(flows, start);
+  std::atomic<bool> failed{false}, late{false};
   std::vector<std::thread> threads;
   for (int i = 0; i < flows; ++i)
     threads.emplace_back([&, i] {
-      std::vector<char> wbuf(chunk_bytes, 'x'), rbuf(chunk_bytes);
-      size_t woff = 0;
-      uint64_t counted = 0;
-      pollfd fds[2] = {{out[i].get(), POLLOUT, 0}, {in[i].get(), POLLIN, 0}};
-      // Keep going a little past the end so no writer blocks a reader that has stopped.
-      const Clock::time_point stop = end + std::chrono::milliseconds(20);
-      while (!failed.load(std::memory_order_relaxed)) {
-        const Clock::time_point now = Clock::now();
-        if (now >= stop) break;
+      std::vector<char> wbuf(chunk_bytes_, 'x'), rbuf(chunk_bytes_);
+      uint64_t written = 0, read = 0;
+      while (Clock::now() < start)
+        std::this_thread::yield();
+      pollfd fds[2] = {{out_[i], POLLOUT, 0}, {in_[i], POLLIN, 0}};
+      while ((written < bytes || read < bytes) && !failed.load(std::memory_order_relaxed)) {
+        if (Clock::now() >= deadline) {
+          late = true;
+          break;
+        }
+        fds[0].events = written < bytes ? POLLOUT : 0;
+        fds[1].events = read < bytes ? POLLIN : 0;
         if (::poll(fds, 2, 10) < 0 && errno != EINTR) {
           failed = true;
           break;
         }
         if (fds[0].revents & POLLOUT) {
+          const size_t at = written % chunk_bytes_;
           const ssize_t n =
-              ::send(out[i].get(), wbuf.data() + woff, chunk_bytes - woff, MSG_NOSIGNAL);
-          if (n > 0) woff = (woff + n) % chunk_bytes;
+              ::send(out_[i], wbuf.data() + at,
+                     std::min<uint64_t>(chunk_bytes_ - at, bytes - written), MSG_NOSIGNAL);
+          if (n > 0) written += n;
         }
         if (fds[1].revents & POLLIN) {
-          const ssize_t n = ::recv(in[i].get(), rbuf.data(), chunk_bytes, 0);
-          const Clock::time_point t = Clock::now();
-          if (n > 0 && t >= begin && t < end) counted += n;
+          const ssize_t n =
+              ::recv(in_[i], rbuf.data(), std::min<uint64_t>(chunk_bytes_, bytes - read), 0);
+          if (n > 0) read += n;
         }
       }
-      received[i] = counted;
+      done[i] = Clock::now();
     });
   for (auto& t : threads)
     t.join();
   if (failed) fail("poll");
-  LoopbackBaseline b{.flows = flows, .seconds = seconds};
-  double sum = 0, least = 0;
-  for (int i = 0; i < flows; ++i) {
-    const double bps = received[i] / seconds;
-    sum += bps;
-    least = i == 0 ? bps : std::min(least, bps);
-  }
-  b.mean_flow_Bps = sum / flows;
-  b.min_flow_Bps = least;
-  return b;
+  if (late)
+    throw CommError(fmt::format("loopback baseline: a round of {} bytes per flow took over {} s",
+                                bytes, kRoundDeadline.count()),
+                    -1);
+  return std::chrono::duration<double>(*std::max_element(done.begin(), done.end()) - start).count();
 }
 
 }  // namespace dsgd::cli

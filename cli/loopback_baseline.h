@@ -1,24 +1,34 @@
 // The loopback baseline of `dsgd bench collective`: N TCP connections on 127.0.0.1
 // arranged as the ring r -> r+1, every one pumping bytes at once, one thread per node
-// (as a simulated node has one I/O thread). Its throughput per flow is the most a ring
-// collective over simulated nodes can hope for on this machine. Not a network test: it
-// measures the kernel's loopback and the CPUs, for comparison within one run.
+// (as a simulated node has one thread that moves its bytes). A round carries the same
+// bytes on every flow and lasts until the last flow is done: what a ring collective,
+// where every rank sends as much as every other, can hope for on this machine. Not a
+// network test: it measures the kernel's loopback and the CPUs, for comparison within one
+// run (the bench times a round beside each iteration of the collective).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace dsgd::cli {
 
-struct LoopbackBaseline {
-  int flows = 0;
-  double seconds = 0;        // measured interval
-  double mean_flow_Bps = 0;  // bytes per second per flow, averaged over flows
-  double min_flow_Bps = 0;   // the slowest flow
-};
+class LoopbackRing {
+ public:
+  // Connects the flows. Throws UsageError for fewer than 2, CommError if a socket fails.
+  explicit LoopbackRing(int flows, size_t chunk_bytes = 256 * 1024);
+  ~LoopbackRing();
+  LoopbackRing(const LoopbackRing&) = delete;
+  LoopbackRing& operator=(const LoopbackRing&) = delete;
 
-// Pumps for `seconds` after a short warm-up, writing `chunk_bytes` at a time.
-// Throws CommError if the sockets cannot be set up. flows must be >= 2.
-LoopbackBaseline measure_loopback_ring(int flows, double seconds = 0.3,
-                                       size_t chunk_bytes = 256 * 1024);
+  int flows() const { return static_cast<int>(out_.size()); }
+  // One round of bytes_per_flow on every flow, from a common start: the seconds until the
+  // last node has written and read all of its bytes. Throws CommError past 20 s.
+  double round(uint64_t bytes_per_flow) const;
+
+ private:
+  std::vector<int> out_, in_;  // node i writes out_[i] (to i+1) and reads in_[i] (from i-1)
+  size_t chunk_bytes_;
+};
 
 }  // namespace dsgd::cli

@@ -140,6 +140,7 @@ class SimNode final : public Communicator, private MailboxDriver {
     std::shared_ptr<OpState> in_target;  // or straight into this receive (Mailbox::claim)
     uint64_t in_done = 0;                // payload bytes read so far ...
     uint32_t in_crc = 0;  // ... and their CRC32C, computed while they are hot in cache
+    int rcvlowat = 1;     // the socket's SO_RCVLOWAT now (sim/node_io.cpp)
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
@@ -167,8 +168,10 @@ class SimNode final : public Communicator, private MailboxDriver {
   void refuse(const std::shared_ptr<Stranger>& stranger, const std::string& why);  // I/O thread
   void note_refusal(const std::string& line);                                      // any thread
   // Rank thread (node_io.cpp):
-  void write_peer(int dst);  // writes queued frames until the kernel balks
-  void read_peer(int src);   // reads until the socket is drained
+  void write_peer(int dst);      // writes queued frames until the kernel balks
+  void read_peer(int src);       // read_available, then set_low_water
+  void read_available(int src);  // reads until the socket is drained (or a budget is spent)
+  void set_low_water(Peer& p);   // SO_RCVLOWAT for the payload being read
   bool consume(int src, const uint8_t* bytes, size_t n);  // false once the peer is dropped
   bool payload_done(int src);                             // delivers; false if dropped
   uint8_t* body_at(Peer& peer);  // where the next payload byte of peer's frame goes

@@ -133,6 +133,11 @@ void SimNode::write_peer(int dst) {
 // ---------------------------------------------------------------------------------------
 
 void SimNode::read_peer(int src) {
+  read_available(src);
+  set_low_water(*peers_[src]);
+}
+
+void SimNode::read_available(int src) {
   Peer& p = *peers_[src];
   size_t budget = kReadBudgetBytes;
   while (!p.lost && budget > 0) {
@@ -157,6 +162,18 @@ void SimNode::read_peer(int src) {
     }
     if (static_cast<size_t>(n) < want) return;  // drained: poll says when more comes
   }
+}
+
+// While a large payload comes in, poll wakes this thread only when a whole read's worth has
+// arrived (or the rest of the payload), not for every segment the sender's kernel queued.
+void SimNode::set_low_water(Peer& p) {
+  if (p.lost) return;
+  const uint64_t body_left = p.in_body ? p.in_frame.length - p.in_done : 0;
+  const int want = body_left >= kDirectReadBytes
+                       ? static_cast<int>(std::min<uint64_t>(body_left, kReadChunkBytes))
+                       : 1;
+  if (want == p.rcvlowat) return;
+  if (::setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) p.rcvlowat = want;
 }
 
 // Parses bytes read through the staging buffer: completes headers and payloads, delivering

@@ -46,7 +46,7 @@ TEST_CASE("bench collective prints one checked row per size", "[bench][cli]") {
   REQUIRE(rows.size() == 5);  // 4K 8K 16K 32K 64K
   uint64_t expected_bytes = 4096;
   for (const auto& row : rows) {
-    REQUIRE(row.size() == 10);
+    REQUIRE(row.size() == 11);
     CHECK(row[0] == std::to_string(expected_bytes));
     CHECK(row[1] == std::to_string(expected_bytes / 4));
     CHECK(std::stod(row[3]) > 0);  // time (us)
@@ -98,8 +98,7 @@ TEST_CASE("bench collective --json writes the rows, predictions and the baseline
   CHECK(j["algorithm"] == "ring");
   CHECK(j["nodes"] == 4);
   CHECK(j["wrong"] == 0);
-  REQUIRE(j["loopback_baseline"].is_object());
-  CHECK(j["loopback_baseline"]["mean_flow_GBps"].get<double>() > 0);
+  CHECK(j["loopback_baseline"].is_null());  // only from 1 MiB on
   REQUIRE(j["rows"].size() == 2);
   for (const auto& row : j["rows"]) {
     CHECK(row["wrong"] == 0);
@@ -108,10 +107,34 @@ TEST_CASE("bench collective --json writes the rows, predictions and the baseline
     CHECK(row["predicted_us"].get<double>() == Approx(6000));
     CHECK(row["time_us"].get<double>() >= 6000 - 250);
     CHECK(row["error_pct"].is_number());
-    CHECK(row["busbw_vs_loopback_pct"].is_null());  // only from 1 MiB on
+    CHECK(row["loopback_GBps"].is_null());
+    CHECK(row["busbw_vs_loopback_pct"].is_null());
   }
   CHECK(j["rows"][1]["bytes"] == 8192);
   CHECK(dir.listing() == "rows.json ");  // no temporary left behind
+}
+
+TEST_CASE("bench collective times a loopback round beside each iteration from 1 MiB",
+          "[bench][cli]") {
+  TempDir dir;
+  const std::string file = dir / "rows.json";
+  const auto r = run_dsgd(
+      "bench collective --algorithm ring --nodes 3 --min-bytes 512K --max-bytes 1M --iters 3 "
+      "--warmup 0 --json " +
+      file);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("# loop: from 1 MiB") != std::string::npos);
+  const auto j = nlohmann::json::parse(dsgd::test::read_text(file));
+  REQUIRE(j["loopback_baseline"].is_object());
+  CHECK(j["loopback_baseline"]["flows"] == 3);
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][0]["loopback_GBps"].is_null());  // 512 KiB: below the baseline's sizes
+  const auto& row = j["rows"][1];
+  CHECK(row["bytes"] == 1048576);
+  CHECK(row["wrong"] == 0);
+  CHECK(row["loopback_GBps"].get<double>() > 0);
+  CHECK(row["busbw_vs_loopback_pct"].get<double>() > 0);
 }
 
 TEST_CASE("bench collective --explain prints each algorithm's cost and auto's pick",
