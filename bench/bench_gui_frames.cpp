@@ -26,6 +26,7 @@
 
 #include "gui/commands.h"
 #include "gui/font_texture.h"
+#include "gui/line_layer.h"
 #include "gui/snapshot.h"
 #include "gui/theme.h"
 #include "gui/views.h"
@@ -259,6 +260,7 @@ int main(int argc, char** argv) {
   for (const ViewCost& c : costs)
     std::printf("    %-12s ImGui CPU median %.3f ms   %6d vertices\n", to_string(c.view),
                 percentile(c.cpu_ms, 0.5), c.vertices);
+  release_line_layer();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -21,6 +21,7 @@
 #include "gui/app.h"
 #include "gui/capture.h"
 #include "gui/font_texture.h"
+#include "gui/line_layer.h"
 #include "gui/lesson_session.h"
 #include "gui/options.h"
 #include "gui/theme.h"
@@ -201,6 +202,7 @@ int main(int argc, char** argv) {
 
   // Cleanup
   if (SimSession* session = app.session()) session->stop();
+  release_line_layer();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/line_layer.h"
 #include "gui/theme.h"
 #include "gui/views.h"
 
@@ -60,29 +61,32 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   const float node_r =
       std::clamp(std::min(size.x, size.y) * (s.world > 16 ? 0.035f : 0.07f), 7.0f, 40.0f * scale);
 
-  // Links: ring neighbours (ring layout) and every pair a message used. Long thin lines are
-  // what a software renderer (Mesa llvmpipe under Xvfb) pays most for, per pixel it touches:
-  // drawn without the anti-aliased rim (32 ranks talking to each other: 496 of them).
-  const ImDrawListFlags flags = dl->Flags;
-  dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+  // Links: ring neighbours (ring layout) and every pair a message used (32 ranks talking to
+  // each other: 496 of them), from a texture redrawn only when they change (line_layer.h).
   std::set<std::pair<int, int>> used;
   for (const MessageView& m : s.messages)
     if (m.src != m.dst) used.insert({std::min(m.src, m.dst), std::max(m.src, m.dst)});
   if (layout == Layout::ring)
     for (int r = 0; r < s.world && s.world > 1; ++r)
       used.insert({std::min(r, (r + 1) % s.world), std::max(r, (r + 1) % s.world)});
+  const ImVec2 corner{std::floor(top.x), std::floor(top.y)};
+  std::vector<LayerLine> lines;
   for (const auto& [a, b] : used) {
     const bool ring = layout == Layout::ring && (b == a + 1 || (a == 0 && b == s.world - 1));
     const bool slow = s.link(a, b).slow || s.link(b, a).slow;
     const Rgba colour = slow ? pal.link_slow : ring ? pal.link_ring : pal.link;
-    dl->AddLine(to_screen(pos[a], origin, size), to_screen(pos[b], origin, size), colour,
-                (slow   ? 3.0f
-                 : ring ? 2.0f
-                        : 1.0f) *
-                    scale);
+    const ImVec2 pa = to_screen(pos[a], origin, size), pb = to_screen(pos[b], origin, size);
+    lines.push_back({.ax = pa.x - corner.x,
+                     .ay = pa.y - corner.y,
+                     .bx = pb.x - corner.x,
+                     .by = pb.y - corner.y,
+                     .colour = colour,
+                     .width = (slow   ? 3.0f
+                               : ring ? 2.0f
+                                      : 1.0f) *
+                              scale});
   }
-
-  dl->Flags = flags;
+  draw_line_layer(dl, corner, avail, lines);
 
   // Packets in flight (and the selected message wherever it is).
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -92,6 +96,7 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   const bool labels = s.in_flight.size() <= 64;
   // Packets without an anti-aliased rim (which doubles their vertices and triangles: a
   // thousand packets cost a software renderer most of a frame), fewer segments when small.
+  const ImDrawListFlags flags = dl->Flags;
   dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
   for (int index : s.in_flight) {
     const MessageView& m = s.messages[index];

@@ -1,0 +1,128 @@
+#include "gui/line_layer.h"
+
+#define GL_GLEXT_PROTOTYPES 1
+#include <GL/gl.h>
+#include <GL/glext.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace dsgd::gui {
+namespace {
+
+struct Layer {
+  GLuint texture = 0, framebuffer = 0;
+  int width = 0, height = 0;  // texture pixels
+  ImVec2 size{};              // the box, in ImGui units
+  std::vector<LayerLine> lines;
+  bool failed = false;  // no framebuffer objects here: draw directly from now on
+};
+Layer g_layer;
+
+void add_lines(ImDrawList* dl, ImVec2 at, const std::vector<LayerLine>& lines) {
+  // Without the anti-aliased rim: it doubles the triangles and hardly shows on thin lines.
+  const ImDrawListFlags flags = dl->Flags;
+  dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+  for (const LayerLine& l : lines)
+    dl->AddLine({at.x + l.ax, at.y + l.ay}, {at.x + l.bx, at.y + l.by}, l.colour, l.width);
+  dl->Flags = flags;
+}
+
+// (Re)creates the texture at w x h and attaches it; false if the framebuffer is unusable.
+bool allocate(Layer& layer, int w, int h) {
+  if (!layer.texture) glGenTextures(1, &layer.texture);
+  if (!layer.framebuffer) glGenFramebuffers(1, &layer.framebuffer);
+  GLint last_texture = 0, last_framebuffer = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &last_framebuffer);
+  glBindTexture(GL_TEXTURE_2D, layer.texture);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  // Pixel for pixel: the image is placed on whole pixels at the texture's own size.
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
+  const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(last_framebuffer));
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
+  layer.width = w;
+  layer.height = h;
+  return complete;
+}
+
+// Renders the lines into the texture with the ImGui backend itself, so they come out as
+// they would on screen. The texture holds premultiplied colour (the backend's blending
+// over a transparent clear), hence the blend switch where the image is drawn.
+void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
+  ImDrawList list(ImGui::GetDrawListSharedData());
+  list._ResetForNewFrame();
+  list.PushTextureID(ImGui::GetIO().Fonts->TexID);  // its white pixel colours solid shapes
+  list.PushClipRect({0, 0}, size);
+  add_lines(&list, {0, 0}, layer.lines);
+  ImDrawList* lists[] = {&list};
+  ImDrawData data;
+  data.Valid = true;
+  data.CmdLists = lists;
+  data.CmdListsCount = 1;
+  data.TotalVtxCount = list.VtxBuffer.Size;
+  data.TotalIdxCount = list.IdxBuffer.Size;
+  data.DisplayPos = {0, 0};
+  data.DisplaySize = size;
+  data.FramebufferScale = scale;
+
+  GLint last_framebuffer = 0;
+  GLfloat last_clear[4];
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &last_framebuffer);
+  glGetFloatv(GL_COLOR_CLEAR_VALUE, last_clear);
+  glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+  glViewport(0, 0, layer.width, layer.height);
+  glClearColor(0, 0, 0, 0);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(&data);  // restores the state it changes, bar the target
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(last_framebuffer));
+  glClearColor(last_clear[0], last_clear[1], last_clear[2], last_clear[3]);
+}
+
+void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
+  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+}
+
+}  // namespace
+
+void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
+                     const std::vector<LayerLine>& lines) {
+  Layer& layer = g_layer;
+  // On whole pixels, so that the texture's pixels land on the screen's.
+  const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
+  const ImVec2 box{std::ceil(size.x), std::ceil(size.y)};
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int w = static_cast<int>(box.x * scale.x), h = static_cast<int>(box.y * scale.y);
+  if (layer.failed || w <= 0 || h <= 0) return add_lines(dl, at, lines);
+  const bool resized = w != layer.width || h != layer.height;
+  if (resized && !allocate(layer, w, h)) {
+    layer.failed = true;
+    return add_lines(dl, at, lines);
+  }
+  if (resized || box.x != layer.size.x || box.y != layer.size.y || lines != layer.lines) {
+    layer.lines = lines;
+    layer.size = box;
+    redraw(layer, box, scale);
+  }
+  dl->AddCallback(premultiplied_blend, nullptr);
+  // The framebuffer's first row is the bottom one: flip.
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture)), at,
+               {at.x + box.x, at.y + box.y}, {0, 1}, {1, 0});
+  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void release_line_layer() {
+  Layer& layer = g_layer;
+  if (layer.framebuffer) glDeleteFramebuffers(1, &layer.framebuffer);
+  if (layer.texture) glDeleteTextures(1, &layer.texture);
+  layer = Layer{};
+}
+
+}  // namespace dsgd::gui
