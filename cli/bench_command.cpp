@@ -41,6 +41,7 @@ namespace {
 constexpr uint64_t kMaxBenchBytes = uint64_t(1) << 30;
 constexpr double kStartMarginS = 1e-3;      // beyond the link latencies, for the transport
 constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps, this last
+constexpr double kRunWarmupS = 0.5;         // untimed iterations before the first size
 constexpr uint64_t kBaselineFromBytes = uint64_t(1) << 20;  // the ratio column starts here
 
 struct Row {
@@ -154,8 +155,10 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
                  ? fmt::format(" ({})", to_string(plan.reduce_op))
                  : "",
              to_string(plan.requested), world, f.backend, plan.root);
-  fmt::print("# link: {}; {} warm-up + {} timed iterations per size, every result checked\n",
-             link_text(plan.link), plan.warmup, plan.iters);
+  fmt::print(
+      "# link: {}; {} warm-up + {} timed iterations per size (and the first size's warm-up lasts "
+      "{} s at least), every result checked\n",
+      link_text(plan.link), plan.warmup, plan.iters, kRunWarmupS);
   fmt::print(
       "# time: from a start common to all ranks (each yields until it), median over iterations "
       "on each rank, maximum over ranks\n");
@@ -260,6 +263,24 @@ double start_together(Communicator& comm, double lead_s) {
   return start_s;
 }
 
+// Before the first size: untimed iterations until kRunWarmupS have passed on rank 0, which
+// tells the others each time whether to go on. A run's first collectives are slower: on
+// the build machine (a VM), 4 KiB on 4 nodes takes 185-200 us for its first hundred or so
+// iterations and about 100 us after that, and the idle cores waking slowly are the likely
+// cause. The --warmup iterations of every size come after this.
+void warm_up_run(Communicator& comm, BenchCase& bench, const CollectiveOptions& options,
+                 double lead_s) {
+  const double begin_s = comm.wall_s();
+  for (std::array<float, 1> go{1}; go[0] != 0;) {
+    bench.reset();
+    start_together(comm, lead_s);
+    bench.run(comm, options);
+    bench.count_wrong();  // as a timed iteration does; a wrong result counts there
+    go[0] = comm.rank() == 0 && comm.wall_s() - begin_s < kRunWarmupS ? 1 : 0;
+    broadcast(comm, go, 0);
+  }
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -283,6 +304,7 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
   prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
   uint64_t last_bytes = UINT64_MAX;
   std::vector<double> times, bare_times, ratios, loop_times;
+  bool warmed_up = false;
   for (uint64_t size : plan.sizes) {
     const uint64_t bytes = bench.resize(size);
     if (bytes == last_bytes) continue;  // rounding to whole rows gave the same size again
@@ -312,6 +334,10 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       plan.bare(bench.data().data(), bench.count());
       return comm.wall_s() - start_s;
     };
+    if (!warmed_up) {
+      warm_up_run(comm, bench, options, lead_s);
+      warmed_up = true;
+    }
     for (int it = 0; it < plan.warmup + plan.iters; ++it) {
       // With a baseline the two alternate which goes first, so both meet the same load.
       const bool baseline_first = it % 2 == 1;
