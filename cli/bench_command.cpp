@@ -43,6 +43,7 @@ constexpr double kStartMarginS = 1e-3;      // beyond the link latencies, for th
 constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps, this last
 constexpr double kRunWarmupS = 0.5;         // untimed iterations before the first size
 constexpr uint64_t kBaselineFromBytes = uint64_t(1) << 20;  // the ratio column starts here
+constexpr uint64_t kLoopBufferMax = uint64_t(64) << 20;     // each loopback flow's buffers
 
 struct Row {
   uint64_t bytes = 0, count = 0;
@@ -63,7 +64,7 @@ struct Plan {
   std::vector<uint64_t> sizes;
   sim::LinkSpec link;
   int iters, warmup;
-  std::shared_ptr<const LoopbackRing> loopback;  // sim: timed beside each iteration
+  std::shared_ptr<LoopbackRing> loopback;  // sim: timed beside each iteration
   BareAllReduce bare;  // the backend's own all_reduce, timed beside dsgd's (MPI, native)
 };
 
@@ -321,7 +322,8 @@ void bench_node(Communicator& comm, const Plan& plan, const BenchFlags& f, std::
       // Between two barriers: the other ranks wait in the second, idle (not filling or
       // checking buffers), while rank 0's loopback threads have the cores.
       barrier(comm);
-      const double seconds = rank == 0 ? plan.loopback->round(loop_bytes) : 0.0;
+      const double seconds =
+          rank == 0 ? plan.loopback->round(loop_bytes, std::min(bytes, kLoopBufferMax)) : 0.0;
       barrier(comm);
       return seconds;
     };
@@ -529,7 +531,7 @@ int run_bench(const BenchFlags& f) {
     return kExitOk;
   }
   if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline && max_bytes >= kBaselineFromBytes)
-    plan.loopback = std::make_shared<const LoopbackRing>(f.nodes);
+    plan.loopback = std::make_shared<LoopbackRing>(f.nodes);
   if (plan.op == CollectiveOp::all_reduce && plan.requested == Algorithm::native &&
       plan.reduce_op == ReduceOp::SUM && !f.no_baseline)
     plan.bare = bare_all_reduce(f.backend);

@@ -23,12 +23,16 @@ class LoopbackRing {
 
   int flows() const { return static_cast<int>(out_.size()); }
   // One round of bytes_per_flow on every flow, from a common start: the seconds until the
-  // last node has written and read all of its bytes. Throws CommError past 20 s.
-  double round(uint64_t bytes_per_flow) const;
+  // last node has written and read all of its bytes. Each node sends from, and receives
+  // into, buffers of buffer_bytes, going round them chunk by chunk: as large as a
+  // collective's buffer, so that the bytes come from memory as a collective's do, not from
+  // a chunk that stays in cache. Throws CommError past 20 s.
+  double round(uint64_t bytes_per_flow, size_t buffer_bytes);
 
  private:
   std::vector<int> out_, in_;  // node i writes out_[i] (to i+1) and reads in_[i] (from i-1)
   size_t chunk_bytes_;
+  std::vector<std::vector<char>> send_buffers_, receive_buffers_;  // per node, kept
 };
 
 }  // namespace dsgd::cli
