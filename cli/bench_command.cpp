@@ -172,8 +172,9 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
   if (plan.loopback)
     fmt::print(
         "# loop: from 1 MiB, beside each iteration (before it or after, in turn), {} TCP flows on "
-        "127.0.0.1 in a ring each carry what one rank sends (busbw x time), all at once, until "
-        "the last is done;\n# loop is their median GB/s per flow, busbw/loop the median of the "
+        "127.0.0.1 in a ring each carry what one rank sends (busbw x time), from and into "
+        "buffers of the collective's size (at most 64 MiB), all at once, until the last is "
+        "done;\n# loop is their median GB/s per flow, busbw/loop the median of the "
         "paired ratios\n",
         plan.loopback->flows());
   fmt::print("#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n",
