@@ -267,7 +267,7 @@ double start_together(Communicator& comm, double lead_s) {
 
 // Before the first size: untimed iterations until kRunWarmupS have passed on rank 0, which
 // tells the others each time whether to go on. A run's first collectives are slower: on
-// the build machine (a VM), 4 KiB on 4 nodes takes 185-200 us for its first hundred or so
+// the build machine (a VM), 4 KiB on 4 nodes takes 185-210 us for its first hundred or so
 // iterations and about 100 us after that, and the idle cores waking slowly are the likely
 // cause. The --warmup iterations of every size come after this.
 void warm_up_run(Communicator& comm, BenchCase& bench, const CollectiveOptions& options,

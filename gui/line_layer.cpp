@@ -73,9 +73,10 @@ void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
   data.DisplaySize = size;
   data.FramebufferScale = scale;
 
-  GLint last_framebuffer = 0;
+  GLint last_framebuffer = 0, last_viewport[4];
   GLfloat last_clear[4];
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &last_framebuffer);
+  glGetIntegerv(GL_VIEWPORT, last_viewport);
   glGetFloatv(GL_COLOR_CLEAR_VALUE, last_clear);
   glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
   glViewport(0, 0, layer.width, layer.height);
@@ -84,6 +85,7 @@ void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
   ImGui_ImplOpenGL3_RenderDrawData(&data);  // restores the state it changes, bar the target
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(last_framebuffer));
   glClearColor(last_clear[0], last_clear[1], last_clear[2], last_clear[3]);
+  glViewport(last_viewport[0], last_viewport[1], last_viewport[2], last_viewport[3]);
 }
 
 void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
