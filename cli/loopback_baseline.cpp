@@ -93,7 +93,6 @@ LoopbackRing::LoopbackRing(int flows, size_t chunk_bytes) : chunk_bytes_(chunk_b
     out_.push_back(out[i].release());
     in_.push_back(in[i].release());
   }
-  round(chunk_bytes_ * 16, chunk_bytes_);  // warm-up: the sockets' buffers grow
 }
 
 LoopbackRing::~LoopbackRing() {

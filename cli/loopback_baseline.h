@@ -16,6 +16,7 @@ namespace dsgd::cli {
 class LoopbackRing {
  public:
   // Connects the flows. Throws UsageError for fewer than 2, CommError if a socket fails.
+  // No warm-up here: the bench's warm-up iterations run rounds too.
   explicit LoopbackRing(int flows, size_t chunk_bytes = 256 * 1024);
   ~LoopbackRing();
   LoopbackRing(const LoopbackRing&) = delete;
