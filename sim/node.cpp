@@ -312,6 +312,11 @@ void SimNode::observe_arrival(const OpState& op) {
   last_arrival_net_s_ = std::max(last_arrival_net_s_, op.visible_net_s);
 }
 
+void SimNode::released_at(double t) {
+  lag_s_ = std::clamp(clock_.now_s() - t, 0.0, kMaxLagS);
+  last_arrival_net_s_ = std::max(last_arrival_net_s_, t);
+}
+
 double SimNode::net_now_s() const {
   // Never before a message this thread has already received: a reply cannot leave before
   // what it answers arrived, or early stamps would add up along a chain of messages.

@@ -68,6 +68,16 @@ class SimNode final : public Communicator, private MailboxDriver {
   // Moves this node's model clock forward to t (never back). Benchmarks use it to start
   // every node of a measurement at the same model time.
   void advance_model_to(double t) { model_now_s_ = std::max(model_now_s_, t); }
+  // Network time now (the cluster's shared clock).
+  double net_clock_s() const { return clock_.now_s(); }
+  // A wait outside the simulated network (a benchmark's thread barrier) released this
+  // thread at network time t. How late the thread then got a core is host lag, as after a
+  // late wake for a message (see lag_s_), so its next sends are stamped as if it had
+  // started at t: on 2 cores, 16 threads released together start up to ~1 ms apart.
+  void released_at(double t);
+  // The network time this node's next send is stamped with: now, less the thread's lag
+  // (see lag_s_), never before the latest message it received.
+  double net_now_s() const;
   void on_compute(double measured_s, double flops) override;
   void on_step(int64_t step) override;
 
@@ -179,7 +189,6 @@ class SimNode final : public Communicator, private MailboxDriver {
   void drop_peer(int peer, const std::string& reason);
   void check_crash_time();
   void observe_arrival(const OpState& op);
-  double net_now_s() const;  // see lag_s_
 
   const int rank_;
   const int world_;

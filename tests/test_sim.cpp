@@ -203,6 +203,32 @@ TEST_CASE("latency and bandwidth delay messages as the link model says", "[sim][
   CHECK(large_s >= 2 * (0.005 + 1e5 / 1e6) - 2 * 0.0005);
 }
 
+TEST_CASE("a node released in the past stamps its sends from then, at most 0.5 ms early",
+          "[sim][link]") {
+  // What bench_fidelity relies on: 16 threads released by one barrier on 2 cores get a core
+  // up to ~1 ms apart, and each sends as if it had started at the release.
+  double before = 0, stamp = 0, after = 0, capped_now = 0, capped_stamp = 0, later = 0,
+         later_stamp = 0;
+  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
+    if (comm.rank() != 0) return;  // Catch2's checks run on the test's thread, below
+    auto& node = dynamic_cast<sim::SimNode&>(comm);
+    before = node.net_clock_s();
+    node.released_at(before - 0.0002);
+    stamp = node.net_now_s();
+    after = node.net_clock_s();
+    node.released_at(node.net_clock_s() - 1.0);  // a second late: capped
+    capped_now = node.net_clock_s();
+    capped_stamp = node.net_now_s();
+    later = node.net_clock_s() + 1.0;  // not released yet: no lag, and no send before then
+    node.released_at(later);
+    later_stamp = node.net_now_s();
+  });
+  CHECK(stamp >= before - 0.0002);  // never before the release
+  CHECK(stamp <= after - 0.0002);   // as if it had started then
+  CHECK(capped_stamp >= capped_now - 0.0005 - 1e-9);
+  CHECK(later_stamp >= later);
+}
+
 TEST_CASE("durations and bandwidths parse with units, and bad ones are refused", "[sim][units]") {
   CHECK(sim::parse_duration_s("2ms", "--latency") == Approx(0.002));
   CHECK(sim::parse_duration_s("150us", "--latency") == Approx(150e-6));
