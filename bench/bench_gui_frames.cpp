@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gui/commands.h"
+#include "gui/disc_layer.h"
 #include "gui/font_texture.h"
 #include "gui/line_layer.h"
 #include "gui/snapshot.h"
@@ -206,7 +207,8 @@ int main(int argc, char** argv) {
     int w, h;
     glfwGetFramebufferSize(window, &w, &h);
     glViewport(0, 0, w, h);
-    glClearColor(0.1f, 0.1f, 0.1f, 1);
+    const ImVec4 clear = ImGui::ColorConvertU32ToFloat4(palette_for(Theme::dark).background);
+    glClearColor(clear.x, clear.y, clear.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     glfwSwapBuffers(window);
@@ -260,6 +262,7 @@ int main(int argc, char** argv) {
   for (const ViewCost& c : costs)
     std::printf("    %-12s ImGui CPU median %.3f ms   %6d vertices\n", to_string(c.view),
                 percentile(c.cpu_ms, 0.5), c.vertices);
+  release_disc_layer();
   release_line_layer();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

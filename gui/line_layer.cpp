@@ -88,11 +88,11 @@ void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
   glViewport(last_viewport[0], last_viewport[1], last_viewport[2], last_viewport[3]);
 }
 
+}  // namespace
+
 void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
   glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
-
-}  // namespace
 
 void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
                      const std::vector<LayerLine>& lines) {

@@ -24,6 +24,10 @@ struct LayerLine {
 void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
                      const std::vector<LayerLine>& lines);
 
+// A draw callback that blends premultiplied colour (what the layers' textures hold); put
+// ImDrawCallback_ResetRenderState after the image.
+void premultiplied_blend(const ImDrawList*, const ImDrawCmd*);
+
 // Frees the texture and the framebuffer; call before the GL context goes.
 void release_line_layer();
 

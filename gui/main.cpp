@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "gui/app.h"
 #include "gui/capture.h"
+#include "gui/disc_layer.h"
 #include "gui/font_texture.h"
 #include "gui/line_layer.h"
 #include "gui/lesson_session.h"
@@ -174,7 +175,9 @@ int main(int argc, char** argv) {
     int display_w, display_h;
     glfwGetFramebufferSize(window, &display_w, &display_h);
     glViewport(0, 0, display_w, display_h);
-    const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    // The views' own background colour: while they tile the window they draw none.
+    const ImVec4 clear =
+        ImGui::ColorConvertU32ToFloat4(palette_for(snapshot.view.theme).background);
     glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -202,6 +205,7 @@ int main(int argc, char** argv) {
 
   // Cleanup
   if (SimSession* session = app.session()) session->stop();
+  release_disc_layer();
   release_line_layer();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

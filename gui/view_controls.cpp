@@ -209,10 +209,17 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   const View views[] = {View::controls,  View::topology, View::convergence,
                         View::gradients, View::timeline, View::lesson};
   const bool lesson = s.lesson.active;
-  // The views draw on the window's own background (one fill per pixel: software renderers
-  // under Xvfb are fill-bound).
-  ImGui::PushStyleColor(ImGuiCol_WindowBg,
-                        ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).background));
+  // The views draw on their windows' background, one fill per pixel: software renderers
+  // (Mesa llvmpipe under Xvfb) are fill-bound. While the windows tile the display as laid
+  // out (always when headless), they draw none: the frame is cleared to the same colour
+  // first, which saves shading every pixel once more (about 0.5 ms of a 1280x720 frame in
+  // the bench). Once one is moved or resized, they draw it again, so that a window over
+  // another hides what lies under it.
+  static bool tiled = false;
+  ImVec4 background = ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).background);
+  if (tiled) background.w = 0;
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
+  bool all_tiled = true;
   for (View view : views) {
     if (only != View::all && only != view) continue;
     if (only == View::all && (view == View::lesson) != lesson &&
@@ -223,7 +230,11 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, cond);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
-    if (ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags)) {
+    const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
+    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    all_tiled = all_tiled && std::abs(at.x - r.x0) < 0.5f && std::abs(at.y - r.y0) < 0.5f &&
+                std::abs(at.x + size.x - r.x1) < 0.5f && std::abs(at.y + size.y - r.y1) < 0.5f;
+    if (open) {
       switch (view) {
         case View::controls:
           draw_controls(s, commands);
@@ -250,6 +261,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     ImGui::End();
   }
   ImGui::PopStyleColor();
+  tiled = all_tiled;
   if (!s.error.empty() && only != View::controls) {  // impossible to miss, not a crash
     ImGui::SetNextWindowPos({display.x * 0.5f, display.y * 0.5f}, ImGuiCond_Always, {0.5f, 0.5f});
     ImGui::SetNextWindowSize({display.x * 0.5f, 0}, ImGuiCond_Always);

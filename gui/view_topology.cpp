@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/disc_layer.h"
 #include "gui/line_layer.h"
 #include "gui/theme.h"
 #include "gui/views.h"
@@ -94,10 +95,17 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   float hovered_d2 = 1e30f;
   const float offset = 0.012f;
   const bool labels = s.in_flight.size() <= 64;
-  // Packets without an anti-aliased rim (which doubles their vertices and triangles: a
-  // thousand packets cost a software renderer most of a frame), fewer segments when small.
-  const ImDrawListFlags flags = dl->Flags;
-  dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
+  // The packets, painted into one texture (disc_layer.h: a software renderer pays dearly
+  // for a thousand small circles); their outlines and labels on top, as shapes.
+  std::vector<Disc> discs;
+  discs.reserve(s.in_flight.size());
+  struct Mark {
+    ImVec2 at;
+    float r;
+    bool selected;
+    int chunk;  // labelled when >= 0
+  };
+  std::vector<Mark> marks;
   for (int index : s.in_flight) {
     const MessageView& m = s.messages[index];
     if (m.src == m.dst) continue;
@@ -112,18 +120,23 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     const Vec2 to{b.x - (b.x - a.x) * k, b.y - (b.y - a.y) * k};
     const Vec2 q = packet_position(from, to, p, offset * std::min(size.x, size.y));
     const ImVec2 at{q.x, q.y};
-    dl->AddCircleFilled(at, r, colour_for_op(m.op), r < 6 ? 8 : 12);
-    if (index == s.view.selected_message) dl->AddCircle(at, r + 3, pal.selection, 16, 2.5f);
-    if (labels && m.chunk >= 0)
-      dl->AddText({at.x + r + 2, at.y - r - 2}, pal.text, fmt::format("c{}", m.chunk).c_str());
+    discs.push_back({at.x - corner.x, at.y - corner.y, r, colour_for_op(m.op)});
+    const bool selected = index == s.view.selected_message;
+    if (selected || (labels && m.chunk >= 0))
+      marks.push_back({at, r, selected, labels ? m.chunk : -1});
     const float dx = mouse.x - at.x, dy = mouse.y - at.y, d2 = dx * dx + dy * dy;
     if (d2 <= (r + 4) * (r + 4) && d2 < hovered_d2) {
       hovered = index;
       hovered_d2 = d2;
     }
   }
-
-  dl->Flags = flags;
+  draw_disc_layer(dl, corner, avail, discs);
+  for (const Mark& mark : marks) {
+    if (mark.selected) dl->AddCircle(mark.at, mark.r + 3, pal.selection, 16, 2.5f);
+    if (mark.chunk >= 0)
+      dl->AddText({mark.at.x + mark.r + 2, mark.at.y - mark.r - 2}, pal.text,
+                  fmt::format("c{}", mark.chunk).c_str());
+  }
 
   // Ranks.
   for (int r = 0; r < s.world; ++r) {

@@ -1,0 +1,71 @@
+#include "gui/disc_layer.h"
+
+#include <GL/gl.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "gui/line_layer.h"
+
+namespace dsgd::gui {
+namespace {
+
+struct Layer {
+  GLuint texture = 0;
+  PixelBuffer image;        // what the texture holds
+  std::vector<Disc> discs;  // what it shows, in texture pixels
+};
+Layer g_layer;
+
+}  // namespace
+
+void draw_disc_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size, std::span<const Disc> discs) {
+  Layer& layer = g_layer;
+  // On whole pixels, at the framebuffer's resolution, so texels land on pixels.
+  const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
+  const ImVec2 box{std::ceil(size.x), std::ceil(size.y)};
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int w = static_cast<int>(box.x * scale.x), h = static_cast<int>(box.y * scale.y);
+  if (w <= 0 || h <= 0 || discs.empty()) return;
+  std::vector<Disc> scaled;
+  scaled.reserve(discs.size());
+  for (const Disc& d : discs)
+    scaled.push_back({(d.x + origin.x - at.x) * scale.x, (d.y + origin.y - at.y) * scale.y,
+                      d.r * scale.x, d.rgba});
+  const bool resized = w != layer.image.width || h != layer.image.height;
+  if (resized || scaled != layer.discs) {
+    GLint last_texture = 0;
+    glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
+    if (!layer.texture) glGenTextures(1, &layer.texture);
+    glBindTexture(GL_TEXTURE_2D, layer.texture);
+    if (resized) layer.image.resize(w, h);
+    paint_discs(layer.image, scaled);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    if (resized) {
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w, h, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                   layer.image.pixels.data());
+    } else {
+      glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE,
+                      layer.image.pixels.data());
+    }
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
+    layer.discs = std::move(scaled);
+  }
+  dl->AddCallback(premultiplied_blend, nullptr);
+  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture)), at,
+               {at.x + box.x, at.y + box.y});
+  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void release_disc_layer() {
+  if (g_layer.texture) glDeleteTextures(1, &g_layer.texture);
+  g_layer = Layer{};
+}
+
+}  // namespace dsgd::gui
