@@ -4,8 +4,9 @@
 // (core/comm/cost_model.h), with the errors of both against the prediction, then the
 // median and maximum absolute error of the wall time. Cases whose prediction exceeds
 // --max-case-s are skipped to keep the run short. Prints figures; asserts nothing.
-// Short cases run more iterations, at least --min-case-s of them in all, so that a stall of
-// the host (this VM has spells of several ms) cannot take the median of a 2 ms case.
+// Short cases repeat until their predicted times add up to --min-case-s (at most 100
+// iterations), so that a stall of the host (this VM has spells of several ms) cannot take
+// the median of a 2 ms case.
 // Usage: bench_fidelity [--quick] [--iters N] [--min-case-s S] [--max-case-s S]
 //                       [--nodes N...] [--algorithm A...]
 #include <algorithm>
