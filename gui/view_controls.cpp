@@ -232,8 +232,10 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
     const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    all_tiled = all_tiled && std::abs(at.x - r.x0) < 0.5f && std::abs(at.y - r.y0) < 0.5f &&
-                std::abs(at.x + size.x - r.x1) < 0.5f && std::abs(at.y + size.y - r.y1) < 0.5f;
+    // ImGui rounds a window's position and size down to whole pixels: within 2 of the
+    // layout's rectangle is in place.
+    all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
+                std::abs(at.x + size.x - r.x1) < 2 && std::abs(at.y + size.y - r.y1) < 2;
     if (open) {
       switch (view) {
         case View::controls:
