@@ -13,34 +13,39 @@ namespace {
 
 struct Layer {
   GLuint texture = 0;
-  PixelBuffer image;        // what the texture holds
-  std::vector<Disc> discs;  // what it shows, in texture pixels
+  PixelBuffer image;                  // what the texture holds
+  std::vector<Disc> discs;            // what it shows, in texture pixels
+  const PixelBuffer* base = nullptr;  // over what
+  uint64_t base_version = 0;
 };
 Layer g_layer;
 
 }  // namespace
 
-void draw_disc_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size, std::span<const Disc> discs) {
+void draw_disc_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size, std::span<const Disc> discs,
+                     const PixelBuffer* base, uint64_t base_version) {
   Layer& layer = g_layer;
   // On whole pixels, at the framebuffer's resolution, so texels land on pixels.
   const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
   const ImVec2 box{std::ceil(size.x), std::ceil(size.y)};
   const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
   const int w = static_cast<int>(box.x * scale.x), h = static_cast<int>(box.y * scale.y);
-  if (w <= 0 || h <= 0 || discs.empty()) return;
+  if (base && (base->width != w || base->height != h)) base = nullptr;
+  if (w <= 0 || h <= 0 || (discs.empty() && !base)) return;
   std::vector<Disc> scaled;
   scaled.reserve(discs.size());
   for (const Disc& d : discs)
     scaled.push_back({(d.x + origin.x - at.x) * scale.x, (d.y + origin.y - at.y) * scale.y,
                       d.r * scale.x, d.rgba});
   const bool resized = w != layer.image.width || h != layer.image.height;
-  if (resized || scaled != layer.discs) {
+  if (resized || scaled != layer.discs || base != layer.base ||
+      (base && base_version != layer.base_version)) {
     GLint last_texture = 0;
     glGetIntegerv(GL_TEXTURE_BINDING_2D, &last_texture);
     if (!layer.texture) glGenTextures(1, &layer.texture);
     glBindTexture(GL_TEXTURE_2D, layer.texture);
     if (resized) layer.image.resize(w, h);
-    paint_discs(layer.image, scaled);
+    paint_discs(layer.image, scaled, base);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     if (resized) {
@@ -56,6 +61,8 @@ void draw_disc_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size, std::span<const
     }
     glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(last_texture));
     layer.discs = std::move(scaled);
+    layer.base = base;
+    layer.base_version = base_version;
   }
   dl->AddCallback(premultiplied_blend, nullptr);
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture)), at,

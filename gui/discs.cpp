@@ -35,8 +35,11 @@ uint32_t premultiply(uint32_t rgba) {
 
 }  // namespace
 
-void paint_discs(PixelBuffer& image, std::span<const Disc> discs) {
-  std::fill(image.pixels.begin(), image.pixels.end(), 0u);
+void paint_discs(PixelBuffer& image, std::span<const Disc> discs, const PixelBuffer* base) {
+  if (base && base->width == image.width && base->height == image.height)
+    image.pixels = base->pixels;
+  else
+    std::fill(image.pixels.begin(), image.pixels.end(), 0u);
   for (const Disc& d : discs) {
     if (!(d.r > 0)) continue;
     const uint32_t colour = premultiply(d.rgba);

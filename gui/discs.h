@@ -25,8 +25,10 @@ struct PixelBuffer {
   void resize(int w, int h);  // and clears
 };
 
-// Clears `image` to transparent and paints the discs in order, each over the ones before,
-// with an anti-aliased rim one pixel wide; parts outside the image are cut off.
-void paint_discs(PixelBuffer& image, std::span<const Disc> discs);
+// Starts `image` from `base` (when given and of the same size) or transparent, and paints
+// the discs in order, each over what is there, with an anti-aliased rim one pixel wide;
+// parts outside the image are cut off.
+void paint_discs(PixelBuffer& image, std::span<const Disc> discs,
+                 const PixelBuffer* base = nullptr);
 
 }  // namespace dsgd::gui

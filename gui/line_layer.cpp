@@ -5,6 +5,7 @@
 #include <GL/glext.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -17,6 +18,8 @@ struct Layer {
   ImVec2 size{};              // the box, in ImGui units
   std::vector<LayerLine> lines;
   bool failed = false;  // no framebuffer objects here: draw directly from now on
+  PixelBuffer pixels;   // the texture, read back after each redraw
+  uint64_t version = 0;
 };
 Layer g_layer;
 
@@ -83,6 +86,16 @@ void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
   glClearColor(0, 0, 0, 0);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(&data);  // restores the state it changes, bar the target
+  // Read back for line_layer_pixels (rare: the lines change when a link is first used), the
+  // framebuffer's bottom row first: flipped.
+  layer.pixels.resize(layer.width, layer.height);
+  std::vector<uint32_t> rows(layer.pixels.pixels.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  glReadPixels(0, 0, layer.width, layer.height, GL_RGBA, GL_UNSIGNED_BYTE, rows.data());
+  for (int y = 0; y < layer.height; ++y)
+    std::copy_n(rows.data() + static_cast<size_t>(layer.height - 1 - y) * layer.width, layer.width,
+                layer.pixels.pixels.data() + static_cast<size_t>(y) * layer.width);
+  ++layer.version;
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(last_framebuffer));
   glClearColor(last_clear[0], last_clear[1], last_clear[2], last_clear[3]);
   glViewport(last_viewport[0], last_viewport[1], last_viewport[2], last_viewport[3]);
@@ -94,25 +107,43 @@ void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
   glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
-void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
-                     const std::vector<LayerLine>& lines) {
-  Layer& layer = g_layer;
-  // On whole pixels, so that the texture's pixels land on the screen's.
-  const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
+namespace {
+
+// Makes the texture show `lines` in a box of `size`; false when no framebuffer
+// object can be made.
+bool update(Layer& layer, ImVec2 size, const std::vector<LayerLine>& lines) {
   const ImVec2 box{std::ceil(size.x), std::ceil(size.y)};
   const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
   const int w = static_cast<int>(box.x * scale.x), h = static_cast<int>(box.y * scale.y);
-  if (layer.failed || w <= 0 || h <= 0) return add_lines(dl, at, lines);
+  if (layer.failed || w <= 0 || h <= 0) return false;
   const bool resized = w != layer.width || h != layer.height;
   if (resized && !allocate(layer, w, h)) {
     layer.failed = true;
-    return add_lines(dl, at, lines);
+    return false;
   }
   if (resized || box.x != layer.size.x || box.y != layer.size.y || lines != layer.lines) {
     layer.lines = lines;
     layer.size = box;
     redraw(layer, box, scale);
   }
+  return true;
+}
+
+}  // namespace
+
+LineLayerPixels line_layer_pixels(ImVec2 origin, ImVec2 size, const std::vector<LayerLine>& lines) {
+  Layer& layer = g_layer;
+  if (!update(layer, size, lines)) return {};
+  return {&layer.pixels, layer.version};
+}
+
+void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
+                     const std::vector<LayerLine>& lines) {
+  Layer& layer = g_layer;
+  // On whole pixels, so that the texture's pixels land on the screen's.
+  const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
+  if (!update(layer, size, lines)) return add_lines(dl, at, lines);
+  const ImVec2 box = layer.size;
   dl->AddCallback(premultiplied_blend, nullptr);
   // The framebuffer's first row is the bottom one: flip.
   dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture)), at,

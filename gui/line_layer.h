@@ -7,7 +7,10 @@
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <vector>
+
+#include "gui/discs.h"
 
 namespace dsgd::gui {
 
@@ -23,6 +26,17 @@ struct LayerLine {
 // object can be made. Needs the ImGui OpenGL 3 backend's context current.
 void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
                      const std::vector<LayerLine>& lines);
+
+// The layer's image on the CPU (premultiplied RGBA, top row first, as PixelBuffer), read
+// back from the texture each time it is redrawn, so that the packets can be painted over it
+// and both drawn as one image (disc_layer.h): one pass over the view's pixels less. Its
+// version counts the redraws. `image` is null when no framebuffer object can be made; then
+// draw_line_layer draws the lines as shapes.
+struct LineLayerPixels {
+  const PixelBuffer* image = nullptr;
+  uint64_t version = 0;
+};
+LineLayerPixels line_layer_pixels(ImVec2 origin, ImVec2 size, const std::vector<LayerLine>& lines);
 
 // A draw callback that blends premultiplied colour (what the layers' textures hold); put
 // ImDrawCallback_ResetRenderState after the image.

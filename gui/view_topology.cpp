@@ -87,7 +87,6 @@ void draw_topology(const Snapshot& s, Commands& commands) {
                                       : 1.0f) *
                               scale});
   }
-  draw_line_layer(dl, corner, avail, lines);
 
   // Packets in flight (and the selected message wherever it is).
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -130,7 +129,11 @@ void draw_topology(const Snapshot& s, Commands& commands) {
       hovered_d2 = d2;
     }
   }
-  draw_disc_layer(dl, corner, avail, discs);
+  // The links' image with the packets painted over it, drawn as one (a pass over the
+  // view's pixels less); the links as their own image, or as shapes, without a framebuffer.
+  const LineLayerPixels links = line_layer_pixels(corner, avail, lines);
+  if (!links.image) draw_line_layer(dl, corner, avail, lines);
+  draw_disc_layer(dl, corner, avail, discs, links.image, links.version);
   for (const Mark& mark : marks) {
     if (mark.selected) dl->AddCircle(mark.at, mark.r + 3, pal.selection, 16, 2.5f);
     if (mark.chunk >= 0)

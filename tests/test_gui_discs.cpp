@@ -75,3 +75,25 @@ TEST_CASE("a disc covers each pixel by how far its rim lies beyond the pixel's c
       }
   CHECK(checked == 6 * 4 * 4 * 32 * 24);
 }
+
+TEST_CASE("packets are painted over the links' image when one is given", "[gui][discs]") {
+  PixelBuffer links, image;
+  links.resize(16, 8);
+  const uint32_t grey = 0xff808080u, red = 0xff0000ffu;
+  for (int x = 0; x < 16; ++x)
+    links.pixels[4 * 16 + x] = grey;  // a line along row 4
+  image.resize(16, 8);
+  const Disc disc{12.5f, 4.5f, 2.0f, red};
+  paint_discs(image, std::span<const Disc>(&disc, 1), &links);
+  CHECK(image.pixels[4 * 16 + 1] == grey);   // the line, away from the disc
+  CHECK(image.pixels[4 * 16 + 12] == red);   // the disc over it
+  CHECK(image.pixels[0] == 0u);              // neither
+  CHECK(links.pixels[4 * 16 + 12] == grey);  // the links' image itself is left as it was
+  // A base of another size is ignored: transparent start.
+  PixelBuffer other;
+  other.resize(4, 4);
+  std::fill(other.pixels.begin(), other.pixels.end(), grey);
+  paint_discs(image, std::span<const Disc>(&disc, 1), &other);
+  CHECK(image.pixels[4 * 16 + 1] == 0u);
+  CHECK(image.pixels[4 * 16 + 12] == red);
+}
