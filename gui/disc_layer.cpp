@@ -1,12 +1,12 @@
 #include "gui/disc_layer.h"
 
+#define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
+#include <GL/glext.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
-
-#include "gui/line_layer.h"
 
 namespace dsgd::gui {
 namespace {
@@ -19,6 +19,11 @@ struct Layer {
   uint64_t base_version = 0;
 };
 Layer g_layer;
+
+// The image holds premultiplied colour.
+void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
+  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+}
 
 }  // namespace
 

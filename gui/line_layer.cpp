@@ -58,7 +58,7 @@ bool allocate(Layer& layer, int w, int h) {
 
 // Renders the lines into the texture with the ImGui backend itself, so they come out as
 // they would on screen. The texture holds premultiplied colour (the backend's blending
-// over a transparent clear), hence the blend switch where the image is drawn.
+// over a transparent clear), as the disc layer's image does.
 void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
   ImDrawList list(ImGui::GetDrawListSharedData());
   list._ResetForNewFrame();
@@ -103,52 +103,27 @@ void redraw(Layer& layer, ImVec2 size, ImVec2 scale) {
 
 }  // namespace
 
-void premultiplied_blend(const ImDrawList*, const ImDrawCmd*) {
-  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
-}
-
-namespace {
-
-// Makes the texture show `lines` in a box of `size`; false when no framebuffer
-// object can be made.
-bool update(Layer& layer, ImVec2 size, const std::vector<LayerLine>& lines) {
+LineLayerPixels line_layer_pixels(ImVec2 size, const std::vector<LayerLine>& lines) {
+  Layer& layer = g_layer;
   const ImVec2 box{std::ceil(size.x), std::ceil(size.y)};
   const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
   const int w = static_cast<int>(box.x * scale.x), h = static_cast<int>(box.y * scale.y);
-  if (layer.failed || w <= 0 || h <= 0) return false;
+  if (layer.failed || w <= 0 || h <= 0) return {};
   const bool resized = w != layer.width || h != layer.height;
   if (resized && !allocate(layer, w, h)) {
     layer.failed = true;
-    return false;
+    return {};
   }
   if (resized || box.x != layer.size.x || box.y != layer.size.y || lines != layer.lines) {
     layer.lines = lines;
     layer.size = box;
     redraw(layer, box, scale);
   }
-  return true;
-}
-
-}  // namespace
-
-LineLayerPixels line_layer_pixels(ImVec2 origin, ImVec2 size, const std::vector<LayerLine>& lines) {
-  Layer& layer = g_layer;
-  if (!update(layer, size, lines)) return {};
   return {&layer.pixels, layer.version};
 }
 
-void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
-                     const std::vector<LayerLine>& lines) {
-  Layer& layer = g_layer;
-  // On whole pixels, so that the texture's pixels land on the screen's.
-  const ImVec2 at{std::floor(origin.x), std::floor(origin.y)};
-  if (!update(layer, size, lines)) return add_lines(dl, at, lines);
-  const ImVec2 box = layer.size;
-  dl->AddCallback(premultiplied_blend, nullptr);
-  // The framebuffer's first row is the bottom one: flip.
-  dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture)), at,
-               {at.x + box.x, at.y + box.y}, {0, 1}, {1, 0});
-  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+void draw_lines(ImDrawList* dl, ImVec2 origin, const std::vector<LayerLine>& lines) {
+  add_lines(dl, {std::floor(origin.x), std::floor(origin.y)}, lines);
 }
 
 void release_line_layer() {

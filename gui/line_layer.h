@@ -1,8 +1,9 @@
-// A layer of lines drawn once into a texture and shown as one image while they stay the
-// same. The topology view of 32 ranks that all talk has 496 long links; a software renderer
-// (Mesa llvmpipe, as under Xvfb) pays for every tile each line crosses, every frame, about
-// 5 ms of a 1280x720 frame. Drawn into a framebuffer object when they change and blended
-// as one textured quad, they cost one pass over the view's pixels.
+// A layer of lines rendered once into an image and kept while they stay the same. The
+// topology view of 32 ranks that all talk has 496 long links; a software renderer (Mesa
+// llvmpipe, as under Xvfb) pays for every tile each line crosses, every frame, about 5 ms
+// of a 1280x720 frame. Rendered into a framebuffer object when they change and read back,
+// they become the image the packets are painted over (disc_layer.h): with them, one pass
+// over the view's pixels.
 #pragma once
 
 #include <imgui.h>
@@ -21,26 +22,19 @@ struct LayerLine {
   bool operator==(const LayerLine&) const = default;
 };
 
-// Draws `lines` into `dl` inside the box [origin, origin + size): from the cached texture
-// when it is current, else after redrawing it; directly, line by line, when no framebuffer
-// object can be made. Needs the ImGui OpenGL 3 backend's context current.
-void draw_line_layer(ImDrawList* dl, ImVec2 origin, ImVec2 size,
-                     const std::vector<LayerLine>& lines);
-
-// The layer's image on the CPU (premultiplied RGBA, top row first, as PixelBuffer), read
-// back from the texture each time it is redrawn, so that the packets can be painted over it
-// and both drawn as one image (disc_layer.h): one pass over the view's pixels less. Its
-// version counts the redraws. `image` is null when no framebuffer object can be made; then
-// draw_line_layer draws the lines as shapes.
+// The lines in a box of `size` (ImGui units) as an image on the CPU: premultiplied RGBA,
+// top row first, at the framebuffer's resolution, rendered and read back only when the
+// lines or the box change. `version` counts those redraws. `image` is null when no
+// framebuffer object can be made: then draw the lines with draw_lines. Needs the ImGui
+// OpenGL 3 backend's context current.
 struct LineLayerPixels {
   const PixelBuffer* image = nullptr;
   uint64_t version = 0;
 };
-LineLayerPixels line_layer_pixels(ImVec2 origin, ImVec2 size, const std::vector<LayerLine>& lines);
+LineLayerPixels line_layer_pixels(ImVec2 size, const std::vector<LayerLine>& lines);
 
-// A draw callback that blends premultiplied colour (what the layers' textures hold); put
-// ImDrawCallback_ResetRenderState after the image.
-void premultiplied_blend(const ImDrawList*, const ImDrawCmd*);
+// The fallback: draws `lines` into `dl` as shapes, relative to `origin`.
+void draw_lines(ImDrawList* dl, ImVec2 origin, const std::vector<LayerLine>& lines);
 
 // Frees the texture and the framebuffer; call before the GL context goes.
 void release_line_layer();

@@ -63,7 +63,7 @@ void draw_topology(const Snapshot& s, Commands& commands) {
       std::clamp(std::min(size.x, size.y) * (s.world > 16 ? 0.035f : 0.07f), 7.0f, 40.0f * scale);
 
   // Links: ring neighbours (ring layout) and every pair a message used (32 ranks talking to
-  // each other: 496 of them), from a texture redrawn only when they change (line_layer.h).
+  // each other: 496 of them), in an image rendered only when they change (line_layer.h).
   std::set<std::pair<int, int>> used;
   for (const MessageView& m : s.messages)
     if (m.src != m.dst) used.insert({std::min(m.src, m.dst), std::max(m.src, m.dst)});
@@ -129,10 +129,10 @@ void draw_topology(const Snapshot& s, Commands& commands) {
       hovered_d2 = d2;
     }
   }
-  // The links' image with the packets painted over it, drawn as one (a pass over the
-  // view's pixels less); the links as their own image, or as shapes, without a framebuffer.
-  const LineLayerPixels links = line_layer_pixels(corner, avail, lines);
-  if (!links.image) draw_line_layer(dl, corner, avail, lines);
+  // The links' image with the packets painted over it, drawn as one; without a framebuffer
+  // object, the links as shapes under the packets.
+  const LineLayerPixels links = line_layer_pixels(avail, lines);
+  if (!links.image) draw_lines(dl, corner, lines);
   draw_disc_layer(dl, corner, avail, discs, links.image, links.version);
   for (const Mark& mark : marks) {
     if (mark.selected) dl->AddCircle(mark.at, mark.r + 3, pal.selection, 16, 2.5f);
