@@ -4,7 +4,9 @@
 # native unless CUDA_ARCH is set), builds only dsgd, dsgd_cuda_tests and bench_cuda, runs
 # the CUDA tests, trains Fashion-MNIST (synthetic 784-feature data where the dataset is not
 # installed, and says so) on the GPU and on the CPU and compares, runs 2 MPI ranks on the
-# GPU where mpirun exists, and runs bench_cuda. Meant to finish in a few minutes on 16 cores.
+# GPU where mpirun exists, runs --allreduce nccl (one rank per GPU; MPI ranks choosing NCCL
+# themselves where there are 2 GPUs or more), and runs bench_cuda. Meant to finish in a few
+# minutes on 16 cores.
 # Usage: bench/cuda_check.sh [BUILD_DIR]     env: JOBS, CUDA_ARCH, STEPS (bench steps)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +66,14 @@ else
 fi
 echo "data: $data_note"
 acc() { grep -oE 'test accuracy +[0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
+# "max rel diff 3.1e-06" between two --save files (max |a - b| / max |b| per tensor).
+rel_diff() {
+  python3 - "$1" "$2" 2>/dev/null <<'PY'
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+print("max rel diff %.1e" % max(abs(a[k] - b[k]).max() / abs(b[k]).max() for k in b.files))
+PY
+}
 per_step() { grep -oE '\(([0-9.]+) ms per step\)' "$1" | grep -oE '[0-9.]+'; }
 common=(train --data "$data" --model mlp:128 --epochs 3 --batch 256 --seed 1 -q)
 for dev in cuda cpu; do
@@ -79,12 +89,7 @@ for nodes in 1 4; do
   note=""
   if command -v python3 >/dev/null && python3 -c "import numpy" 2>/dev/null &&
      [ -f "$logs/params-cuda-$nodes.npz" ] && [ -f "$logs/params-cpu-$nodes.npz" ]; then
-    note=$(python3 - "$logs/params-cuda-$nodes.npz" "$logs/params-cpu-$nodes.npz" <<'PY'
-import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-print("params max rel diff %.1e" % max(abs(a[k] - b[k]).max() / abs(b[k]).max() for k in b.files))
-PY
-)
+    note="params $(rel_diff "$logs/params-cuda-$nodes.npz" "$logs/params-cpu-$nodes.npz")"
   fi
   ok=$(python3 -c "print('ok' if abs(float('${a_gpu:-nan}') - float('${a_cpu:-nan}')) <= 0.5 else 'DIFFERS')" 2>/dev/null || echo "?")
   record "accuracy $nodes node(s)" "$ok: cuda ${a_gpu:-?} % vs cpu ${a_cpu:-?} % (${data_note%% *}, 3 epochs, $(per_step "$logs/train-cuda-$nodes.txt") vs $(per_step "$logs/train-cpu-$nodes.txt") ms/step) $note"
@@ -101,18 +106,46 @@ if command -v mpirun >/dev/null; then
     --seed 1 -q --save "$logs/params-sim2.npz" >"$logs/sim2.txt" 2>&1
   cat "$out" | tail -8
   if [ $rc -eq 0 ]; then
-    diff=$(python3 - "$logs/params-mpi.npz" "$logs/params-sim2.npz" 2>/dev/null <<'PY'
-import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-print("vs 2 simulated: max rel diff %.1e" % max(abs(a[k] - b[k]).max() / abs(b[k]).max() for k in b.files))
-PY
-)
+    diff="vs 2 simulated: $(rel_diff "$logs/params-mpi.npz" "$logs/params-sim2.npz")"
     record "MPI 2 ranks --device cuda" "ok, test accuracy $(acc "$out") % ${diff}"
   else
     record "MPI 2 ranks --device cuda" "FAILED rc=$rc (see $out)"
   fi
 else
   record "MPI 2 ranks --device cuda" "skipped: no mpirun"
+fi
+
+echo "== NCCL =="
+# --allreduce nccl on one simulated rank per GPU (up to 4; a communicator of one on a
+# single GPU) against the CPU; with 2 GPUs or more, MPI ranks that pick NCCL by themselves.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+n=$(( gpus > 4 ? 4 : (gpus < 1 ? 1 : gpus) ))
+nccl_common=(train --data "$data" --model mlp:128 --steps 200 --seed 1 -q --nodes "$n")
+timeout 180 "$dsgd" "${nccl_common[@]}" --device cuda --allreduce nccl \
+  --save "$logs/params-nccl.npz" >"$logs/nccl.txt" 2>&1
+rc=$?
+timeout 180 "$dsgd" "${nccl_common[@]}" --device cpu --save "$logs/params-nccl-cpu.npz" \
+  >"$logs/nccl-cpu.txt" 2>&1
+tail -8 "$logs/nccl.txt"
+if [ $rc -eq 0 ] && grep -q "summed on the GPUs by NCCL" "$logs/nccl.txt"; then
+  record "NCCL $n rank(s) --allreduce nccl" "ok, $(acc "$logs/nccl.txt") % vs cpu $(acc "$logs/nccl-cpu.txt") %, $(rel_diff "$logs/params-nccl.npz" "$logs/params-nccl-cpu.npz")"
+else
+  record "NCCL $n rank(s) --allreduce nccl" "FAILED rc=$rc (see $logs/nccl.txt)"
+fi
+if [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
+  out=$logs/nccl-mpi.txt
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 180 \
+    mpirun --oversubscribe -np "$n" "$dsgd" train --backend mpi --device cuda --data "$data" \
+    --model mlp:128 --steps 200 --seed 1 -q --save "$logs/params-nccl-mpi.npz" >"$out" 2>&1
+  rc=$?
+  tail -8 "$out"
+  if [ $rc -eq 0 ] && grep -q "summed on the GPUs by NCCL" "$out"; then
+    record "NCCL MPI $n ranks (auto)" "ok, $(acc "$out") %, vs simulated: $(rel_diff "$logs/params-nccl-mpi.npz" "$logs/params-nccl.npz")"
+  else
+    record "NCCL MPI $n ranks (auto)" "FAILED rc=$rc or NCCL not chosen (see $out)"
+  fi
+else
+  record "NCCL MPI ranks (auto)" "skipped: needs 2 GPUs and mpirun (this machine: $gpus GPU)"
 fi
 
 echo "== benchmark =="

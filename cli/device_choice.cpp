@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "cli/nccl_choice.h"
 #include "cli/train_command.h"
+#include "core/comm/byte_floats.h"
+#include "core/comm/collectives.h"
 #include "core/errors.h"
 #ifdef DSGD_HAVE_CUDA
+#include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
 #endif
 #ifdef DSGD_HAVE_MPI
@@ -28,6 +32,41 @@ int parse_cuda_index(const std::string& device) {
                     device));
   return std::stoi(digits);
 }
+
+#ifdef DSGD_HAVE_NCCL
+// Every rank: whether NCCL is to sum the gradients (decide_nccl over every rank's GPU and
+// libnccl), and if so the id of the communicator, made by rank 0 and broadcast with a flag
+// saying it could make one, so a failure there ends every rank at once rather than by
+// timeout.
+std::optional<cuda::NcclSetup> agree_on_nccl(Communicator& comm, NcclRequest request, int device) {
+  std::string why_not;
+  const NcclPeer mine{.gpu_uuid = cuda::device_uuid(device),
+                      .loaded = !cuda::nccl_version(&why_not).empty()};
+  if (!decide_nccl(request, gather_nccl_peers(comm, mine), comm.rank(), why_not))
+    return std::nullopt;
+  cuda::NcclSetup setup{.world = comm.size(), .rank = comm.rank(), .timeout = comm.timeout()};
+  std::vector<float> message(1 + (setup.id.size() + 1) / 2, 0.0f);  // {made, id...}
+  std::string failure;
+  if (comm.rank() == 0) {
+    try {
+      const std::vector<float> id = bytes_to_floats(cuda::nccl_unique_id());
+      message[0] = 1.0f;
+      std::copy(id.begin(), id.end(), message.begin() + 1);
+    } catch (const cuda::CudaError& e) {
+      failure = e.what();
+    }
+  }
+  broadcast(comm, message, 0);
+  if (!failure.empty()) throw cuda::CudaError(failure, "ncclGetUniqueId");
+  if (message[0] != 1.0f)
+    throw cuda::CudaError(
+        "rank 0 could not make an NCCL communicator id (ncclGetUniqueId); see its "
+        "error",
+        "ncclGetUniqueId");
+  floats_to_bytes(std::span<const float>(message).subspan(1), setup.id);
+  return setup;
+}
+#endif
 
 }  // namespace
 
@@ -59,9 +98,17 @@ DeviceFactory make_device_factory(const TrainFlags& f, const TrainConfig& config
         f.device, config.model.str()));
   const bool mpi = f.backend == "mpi";
   const bool native = config.allreduce == Algorithm::native;
-  return [index, count, mpi, native](int rank, int world, const std::vector<int64_t>& sizes,
-                                     const SgdOptions& sgd,
-                                     int64_t extra) -> std::unique_ptr<ComputeDevice> {
+  const NcclRequest nccl = nccl_request(f.allreduce, mpi);
+#ifndef DSGD_HAVE_NCCL
+  if (nccl == NcclRequest::required)
+    throw UsageError(
+        "--allreduce nccl: this dsgd was built without NCCL (nccl.h not found at configure "
+        "time); install NCCL and rebuild, or use --allreduce auto");
+#endif
+  return [index, count, mpi, native, nccl](Communicator& comm, const std::vector<int64_t>& sizes,
+                                           const SgdOptions& sgd,
+                                           int64_t extra) -> std::unique_ptr<ComputeDevice> {
+    const int rank = comm.rank(), world = comm.size();
     int local = rank;  // simulated nodes: the node's index
     bool cuda_aware = false;
 #ifdef DSGD_HAVE_MPI
@@ -73,8 +120,20 @@ DeviceFactory make_device_factory(const TrainFlags& f, const TrainConfig& config
 #endif
     cuda::CudaDeviceOptions options{.device =
                                         index >= 0 ? index : cuda::default_device(local, count)};
-    // One rank: all_reduce is a no-op, the gradients can stay on the device. A CUDA-aware
+    // NCCL where asked for, or chosen by --allreduce auto on MPI ranks with a GPU each. One
+    // rank: all_reduce is a no-op, the gradients can stay on the device. A CUDA-aware
     // MPI_Allreduce (--allreduce native) reads device memory itself. Otherwise: pinned host.
+#ifdef DSGD_HAVE_NCCL
+    if (nccl != NcclRequest::off) {
+      if (auto setup = agree_on_nccl(comm, nccl, options.device)) {
+        options.path = cuda::GradientPath::nccl;
+        options.nccl = std::move(setup);
+        return std::make_unique<cuda::CudaDevice>(options, sizes, sgd, extra);
+      }
+    }
+#else
+    (void)nccl;
+#endif
     if (world == 1) {
       options.path = cuda::GradientPath::direct;
       options.sync_before_reduce = false;

@@ -127,6 +127,9 @@ void print_summary(const NodeFlags& f, const TrainInputs& in, const TrainResult&
              r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
   fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
              to_string(in.config.allreduce));
+  if (!r.device_all_reduce.empty())
+    fmt::print("  gradients        summed on the GPUs by {} (not through the simulated network)\n",
+               r.device_all_reduce);
   if (r.model_s >= 0) fmt::print("  model time       {:.3f} s\n", r.model_s);
 }
 

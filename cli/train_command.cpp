@@ -43,6 +43,9 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
   fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
              r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
   if (f.device != "cpu") fmt::print("  device           {}\n", describe_device(f, r.world));
+  if (!r.device_all_reduce.empty())
+    fmt::print("  gradients        summed on the GPUs by {} (not through the {})\n",
+               r.device_all_reduce, f.backend == "sim" ? "simulated network" : "MPI library");
   fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
   if (f.backend == "sim") {
@@ -94,7 +97,9 @@ void add_train_options(CLI::App& command, TrainFlags& f) {
   t->add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
   t->add_option("--save", f.save, "Save the final parameters (.npz)");
   t->add_option("--metrics", f.metrics, "Write one JSON line per step");
-  t->add_option("--allreduce", f.allreduce, "auto | naive | ring | native")->capture_default_str();
+  t->add_option("--allreduce", f.allreduce,
+                "auto | naive | ring | tree | halving_doubling | native | nccl (--device cuda)")
+      ->capture_default_str();
   t->add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
   t->add_flag("--quiet,-q", f.quiet, "No progress bar");

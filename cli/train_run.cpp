@@ -26,7 +26,24 @@ TrainConfig build_train_config(const TrainFlags& f) {
   c.epochs = f.steps > 0 ? 0 : (f.epochs > 0 ? f.epochs : 5);
   c.seed = f.seed;
   c.shuffle = !f.no_shuffle;
-  c.allreduce = parse_algorithm(f.allreduce);
+  if (f.allreduce == "nccl") {
+    // NCCL sums the gradients on the GPUs (cli/device_choice.h); everything else the
+    // trainer reduces (the evaluation's sums) takes dsgd's automatic choice.
+    if (f.device == "cpu")
+      throw UsageError(
+          "--allreduce nccl sums the gradients on GPUs: add --device cuda, or use --allreduce "
+          "auto, naive, ring, tree, halving_doubling or native");
+    c.allreduce = Algorithm::automatic;
+  } else {
+    try {
+      c.allreduce = parse_algorithm(f.allreduce);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format(
+          "unknown algorithm '{}': use auto, naive, ring, tree, halving_doubling, native, or "
+          "nccl with --device cuda",
+          f.allreduce));
+    }
+  }
   c.eval_every = f.eval_every;
   return c;
 }

@@ -1,8 +1,9 @@
 // The CUDA device against the CPU: CudaMlp's logits and gradients against Mlp on the same
 // input, the device SGD against Sgd, and whole training runs (1 and 4 simulated ranks,
-// staged and direct gradient paths) against the CPU run after 50 steps. Built only with
+// staged, direct and NCCL gradient paths) against the CPU run after 50 steps. Built only with
 // CUDA; its own main (test_cuda_main.cpp) exits 77 (CTest: skipped) when there is no GPU.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -70,9 +71,10 @@ double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTe
 }
 
 TrainResult train_with(const std::string& device, int nodes, const Dataset& data,
-                       TrainConfig config) {
+                       TrainConfig config, const std::string& allreduce = "auto") {
   cli::TrainFlags flags;
   flags.device = device;
+  flags.allreduce = allreduce;
   config.device = cli::make_device_factory(flags, config);
   TrainResult result;
   sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
@@ -231,3 +233,53 @@ TEST_CASE("device cuda:K past the last GPU is a usage error", "[cuda]") {
   linear.model = ModelSpec::parse("linear");
   CHECK_THROWS_AS(cli::make_device_factory(flags, linear), UsageError);
 }
+
+#ifdef DSGD_HAVE_NCCL
+namespace {
+
+TrainConfig nccl_config() {
+  TrainConfig config;
+  config.model = ModelSpec::parse("mlp:64,32");
+  config.global_batch = 128;
+  config.sgd = {.lr = 0.1f, .momentum = 0.9f};
+  config.steps = 50;
+  config.epochs = 0;
+  config.seed = 11;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("allreduce nccl matches the CPU after 50 steps, one rank per GPU", "[cuda][nccl]") {
+  std::string why_not;
+  const std::string version = nccl_version(&why_not);
+  if (version.empty()) FAIL("NCCL was found at build time but does not load: " << why_not);
+  const Dataset data = load_dataset("synthetic:train=2048,test=512");
+  const TrainConfig config = nccl_config();
+  // One rank: a communicator of one, so a single GPU runs NCCL's path end to end. With
+  // more GPUs, one rank on each (up to 4).
+  const int nodes = std::min(device_count(), 4);
+  INFO(nodes << " simulated ranks, NCCL " << version);
+  const TrainResult cpu = train_with("cpu", nodes, data, config);
+  const TrainResult gpu = train_with("cuda", nodes, data, config, "nccl");
+  CHECK(gpu.device_all_reduce == "NCCL " + version);
+  const double rel = max_rel_diff(gpu.params, cpu.params);
+  INFO("max relative difference " << rel);
+  CHECK(rel <= 1e-4);
+  CHECK(gpu.final_loss == Approx(cpu.final_loss).epsilon(1e-4));
+  if (nodes > 1) CHECK(gpu.bytes_sent < cpu.bytes_sent);  // gradients did not cross sockets
+}
+
+TEST_CASE("allreduce nccl with two ranks on one GPU is a usage error on every rank",
+          "[cuda][nccl]") {
+  const Dataset data = load_dataset("synthetic:train=256,test=64");
+  TrainConfig config = nccl_config();
+  config.steps = 2;
+  // cuda:0 pins both simulated ranks to one GPU, whatever the machine has.
+  CHECK_THROWS_WITH(train_with("cuda:0", 2, data, config, "nccl"),
+                    Catch::Contains("ranks 0 and 1 are on the same GPU"));
+  // auto on simulated nodes never picks NCCL: the gradients cross the simulated network.
+  const TrainResult shared = train_with("cuda:0", 2, data, config, "auto");
+  CHECK(shared.device_all_reduce.empty());
+}
+#endif

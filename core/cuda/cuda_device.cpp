@@ -34,6 +34,14 @@ int default_device(int local_rank, int count) {
   return count <= 0 ? 0 : std::max(local_rank, 0) % count;
 }
 
+std::array<uint8_t, 16> device_uuid(int index) {
+  cudaDeviceProp prop{};
+  DSGD_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  std::array<uint8_t, 16> uuid;
+  std::memcpy(uuid.data(), prop.uuid.bytes, uuid.size());
+  return uuid;
+}
+
 CudaDevice::CudaDevice(const CudaDeviceOptions& options, const std::vector<int64_t>& sizes,
                        const SgdOptions& sgd, int64_t extra_slots)
     : options_(options), extra_(extra_slots) {
@@ -49,6 +57,17 @@ CudaDevice::CudaDevice(const CudaDeviceOptions& options, const std::vector<int64
   host_extra_.reserve(static_cast<size_t>(extra_slots));
   eval_acc_.reserve(2);
   host_eval_.reserve(2);
+  if (options_.path == GradientPath::nccl) {
+#ifdef DSGD_HAVE_NCCL
+    if (!options_.nccl)
+      throw std::invalid_argument("CudaDevice: GradientPath::nccl without an NcclSetup");
+    const NcclSetup& n = *options_.nccl;
+    nccl_ = std::make_unique<NcclComm>(n.id, n.world, n.rank, n.timeout);
+    nccl_name_ = "NCCL " + nccl_version();
+#else
+    throw std::invalid_argument("CudaDevice: GradientPath::nccl in a build without NCCL");
+#endif
+  }
 }
 
 CudaDevice::~CudaDevice() {
@@ -183,9 +202,30 @@ std::span<float> CudaDevice::gradients(std::span<const int64_t> rows, float grad
     return {host_grads_.data(), static_cast<size_t>(total)};
   }
   // Direct: a CUDA-aware MPI reads the buffer from its own stream, so wait for it here.
-  // With one rank nothing reads it before update(), which runs on this same stream.
+  // With one rank nothing reads it before update(), which runs on this same stream. NCCL
+  // would queue behind the backward on the same stream; the wait keeps the step's compute
+  // and communication times apart in the metrics and the trace.
   if (options_.sync_before_reduce) stream_->synchronize();
   return {mlp_->grad_buffer(), static_cast<size_t>(total)};
+}
+
+std::string CudaDevice::all_reduce_name() const {
+#ifdef DSGD_HAVE_NCCL
+  return nccl_name_;
+#else
+  return "";
+#endif
+}
+
+void CudaDevice::all_reduce(std::span<float> grads) {
+#ifdef DSGD_HAVE_NCCL
+  if (nccl_) {
+    select();
+    nccl_->all_reduce_sum(grads.data(), grads.size(), stream_->get());
+    return;
+  }
+#endif
+  ComputeDevice::all_reduce(grads);  // throws: the Communicator sums these gradients
 }
 
 void CudaDevice::update(std::span<float> extra) {

@@ -3,17 +3,23 @@
 // runs CudaMlp and leaves the gradient buffer where the all_reduce reads it: pinned host
 // memory for the socket backend and plain MPI (copied layer by layer on a second stream
 // while the lower layers still compute), or device memory for a CUDA-aware MPI or a world
-// of one. Also: how many devices there are, and which one a rank takes.
-// Not NCCL: gradients always cross ranks through the Communicator.
+// of one; or NCCL sums them on the GPUs (every rank on a GPU of its own). Also: how many
+// devices there are, which one a rank takes, and its UUID.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/cuda/cuda_mlp.h"
 #include "core/train/device.h"
+#ifdef DSGD_HAVE_NCCL
+#include "core/cuda/nccl.h"
+#endif
 
 namespace dsgd::cuda {
 
@@ -24,16 +30,31 @@ std::string device_name(int index);
 // The device of a rank that asked for plain "cuda": its local rank modulo the device count,
 // so the ranks of one host spread over its GPUs and several may share one.
 int default_device(int local_rank, int count);
+// The GPU's UUID (the same for every process that sees it): tells whether two ranks, maybe
+// in different processes with different CUDA_VISIBLE_DEVICES, share one GPU.
+std::array<uint8_t, 16> device_uuid(int index);
 
 enum class GradientPath {
   staged,  // through pinned host memory: any Communicator
   direct,  // device memory: a CUDA-aware MPI_Allreduce, or one rank (no all_reduce at all)
+  nccl,    // device memory, summed by NCCL (CudaDevice::all_reduce)
 };
+
+#ifdef DSGD_HAVE_NCCL
+struct NcclSetup {  // the communicator a rank joins (GradientPath::nccl)
+  NcclId id{};
+  int world = 1, rank = 0;
+  std::chrono::milliseconds timeout{30000};
+};
+#endif
 
 struct CudaDeviceOptions {
   int device = 0;  // cudaSetDevice index
   GradientPath path = GradientPath::staged;
-  bool sync_before_reduce = true;  // direct: wait for the gradients first (MPI)
+  bool sync_before_reduce = true;  // direct, nccl: wait for the gradients first
+#ifdef DSGD_HAVE_NCCL
+  std::optional<NcclSetup> nccl;  // GradientPath::nccl
+#endif
 };
 
 class CudaDevice : public ComputeDevice {
@@ -49,6 +70,8 @@ class CudaDevice : public ComputeDevice {
   void set_momentum(std::span<const float> values) override;
   bool get_momentum(std::span<float> values) override;
   std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) override;
+  std::string all_reduce_name() const override;
+  void all_reduce(std::span<float> grads) override;
   void update(std::span<float> extra) override;
   LossSum evaluate_test(int64_t begin, int64_t end) override;
 
@@ -79,6 +102,10 @@ class CudaDevice : public ComputeDevice {
   PinnedBuffer<float> host_extra_;      // (E) direct path: the reduced slots
   DeviceBuffer<double> eval_acc_;       // (2)
   PinnedBuffer<double> host_eval_;      // (2)
+#ifdef DSGD_HAVE_NCCL
+  std::unique_ptr<NcclComm> nccl_;  // last: leaves before the buffers it summed are freed
+  std::string nccl_name_;
+#endif
 };
 
 }  // namespace dsgd::cuda

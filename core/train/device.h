@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ class ComputeDevice {
   // device memory where the caller said its all_reduce reads device memory (CUDA-aware
   // MPI, one rank). Valid until the next call.
   virtual std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) = 0;
+  // Who sums the gradients when the devices do it themselves ("NCCL 2.28.9"); "" when the
+  // Communicator's all_reduce is to do it, as it does for the CPU.
+  virtual std::string all_reduce_name() const { return ""; }
+  // Where all_reduce_name() is not empty: the devices' all_reduce (SUM, in place) of what
+  // gradients() returned, over every rank, waited for.
+  virtual void all_reduce(std::span<float> grads) {
+    throw std::logic_error("ComputeDevice::all_reduce: this device has no all_reduce of its own");
+  }
   // After the all_reduce of gradients(): the SGD update on the device. Writes the reduced
   // extra slots (E) to `extra`.
   virtual void update(std::span<float> extra) = 0;
@@ -48,10 +57,12 @@ class ComputeDevice {
   virtual LossSum evaluate_test(int64_t begin, int64_t end) = 0;
 };
 
-// Makes the device of one rank: rank, world size, the Mlp's sizes {D, H..., O}, the SGD
-// options and E. Called once per rank by train(), on that rank's thread.
+// Makes the device of one rank: its Communicator (rank, world size, timeout; every rank
+// calls the factory at the same point, so it may run collectives to agree on a set-up),
+// the Mlp's sizes {D, H..., O}, the SGD options and E. Called once per rank by train(),
+// on that rank's thread.
 using DeviceFactory = std::function<std::unique_ptr<ComputeDevice>(
-    int rank, int world, const std::vector<int64_t>& sizes, const SgdOptions& sgd,
+    Communicator& comm, const std::vector<int64_t>& sizes, const SgdOptions& sgd,
     int64_t extra_slots)>;
 
 struct Evaluation;

@@ -156,7 +156,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
   // --device cuda: the device holds the working copy of parameters, momentum and data.
   std::unique_ptr<ComputeDevice> device;
   if (config.device) {
-    device = config.device(comm.rank(), comm.size(), model.sizes(), config.sgd, kExtra);
+    device = config.device(comm, model.sizes(), config.sgd, kExtra);
+    result.device_all_reduce = device->all_reduce_name();
     device->load_data(data);
     device->set_params(model.values());
     if (sgd.has_momentum_buffer()) device->set_momentum(sgd.momentum_buffer());
@@ -208,7 +209,17 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     const Clock::time_point comm_start = Clock::now();
     const double forward_backward_s =
         std::chrono::duration<double>(comm_start - step_start).count();
-    all_reduce(comm, grads, ReduceOp::SUM, {.algorithm = config.allreduce});
+    if (!result.device_all_reduce.empty()) {
+      // NCCL sums on the GPUs: no message crosses the Communicator, the trace still shows
+      // the collective.
+      comm.emit(
+          {.kind = EventKind::collective_begin, .bytes = grads.size_bytes(), .op = "all_reduce"});
+      device->all_reduce(grads);
+      comm.emit(
+          {.kind = EventKind::collective_end, .bytes = grads.size_bytes(), .op = "all_reduce"});
+    } else {
+      all_reduce(comm, grads, ReduceOp::SUM, {.algorithm = config.allreduce});
+    }
     const double comm_s = seconds_since(comm_start);
 
     const Clock::time_point update_start = Clock::now();

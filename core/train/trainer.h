@@ -56,6 +56,7 @@ struct TrainResult {
   std::optional<double> test_loss, test_accuracy;
   double wall_s = 0, compute_s = 0, comm_s = 0;
   uint64_t bytes_sent = 0;
+  std::string device_all_reduce;    // "NCCL 2.28.9" where the devices summed the gradients
   std::vector<NamedTensor> params;  // final parameters (identical on every rank)
 };
 

@@ -1,0 +1,56 @@
+// NCCL for the gradients' all_reduce when every rank has a GPU of its own, as DDP's "nccl"
+// backend. libnccl.so.2 is opened with dlopen on first use, like cuBLAS (cublas.h): it is
+// 200 MB and most runs never touch it. The communicator is non-blocking (config.blocking =
+// 0), so every wait (joining, each all_reduce, leaving) polls against a deadline instead of
+// hanging on a rank that died: past it, the communicator is aborted and TimeoutError thrown.
+// Not a Communicator: NCCL only sums the gradients; everything else stays on the backend.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace dsgd::cuda {
+
+using NcclId = std::array<uint8_t, sizeof(ncclUniqueId)>;
+
+// "2.28.9" when libnccl opens; "" otherwise, with the reason in *why_not.
+std::string nccl_version(std::string* why_not = nullptr);
+
+// A fresh id naming one communicator (ncclGetUniqueId), made on one rank and broadcast to
+// the others. CudaError when libnccl cannot be opened or the call fails.
+NcclId nccl_unique_id();
+
+class NcclComm {
+ public:
+  // Joins communicator `id` as `rank` of `world` on the calling thread's current device.
+  // TimeoutError when the other ranks have not joined within `timeout`; CudaError when NCCL
+  // fails (two ranks on one GPU, no network it can use, ...).
+  NcclComm(const NcclId& id, int world, int rank, std::chrono::milliseconds timeout);
+  ~NcclComm();  // leaves (ncclCommFinalize, within the timeout), or aborts
+  NcclComm(const NcclComm&) = delete;
+  NcclComm& operator=(const NcclComm&) = delete;
+
+  // Sums `count` floats in place over all ranks (ncclAllReduce on `stream`, after the work
+  // already queued there) and waits for the result. TimeoutError (the communicator aborted)
+  // when a rank does not take part within the timeout; CudaError on failure.
+  void all_reduce_sum(float* data, size_t count, cudaStream_t stream);
+
+ private:
+  // Polls ncclCommGetAsyncError until the state leaves ncclInProgress and, when `stream`
+  // is given, until the stream has drained; aborts and throws on an error or past `deadline`.
+  void wait(const char* call, std::chrono::steady_clock::time_point deadline,
+            std::optional<cudaStream_t> stream = std::nullopt);
+  void abort();
+
+  ncclComm_t comm_ = nullptr;
+  int rank_ = 0;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace dsgd::cuda
