@@ -4,6 +4,7 @@
 // CUDA; its own main (test_cuda_main.cpp) exits 77 (CTest: skipped) when there is no GPU.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -268,6 +269,16 @@ TEST_CASE("allreduce nccl matches the CPU after 50 steps, one rank per GPU", "[c
   CHECK(rel <= 1e-4);
   CHECK(gpu.final_loss == Approx(cpu.final_loss).epsilon(1e-4));
   if (nodes > 1) CHECK(gpu.bytes_sent < cpu.bytes_sent);  // gradients did not cross sockets
+}
+
+TEST_CASE("an NCCL rank whose peer never joins times out instead of hanging", "[cuda][nccl]") {
+  DSGD_CUDA_CHECK(cudaSetDevice(0));
+  const auto t0 = std::chrono::steady_clock::now();
+  // Rank 0 of 2 alone: init waits for rank 1 until the deadline, then aborts.
+  CHECK_THROWS_AS(NcclComm(nccl_unique_id(), 2, 0, std::chrono::milliseconds(1500)), TimeoutError);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took >= std::chrono::milliseconds(1500));
+  CHECK(took < std::chrono::seconds(15));
 }
 
 TEST_CASE("allreduce nccl with two ranks on one GPU is a usage error on every rank",

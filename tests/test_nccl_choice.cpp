@@ -4,6 +4,7 @@
 // all_reduce itself needs GPUs: dsgd_cuda_tests and bench/cuda_check.sh run it.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -14,6 +15,8 @@
 #include "core/errors.h"
 #include "sim/cluster.h"
 #ifdef DSGD_HAVE_NCCL
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_device.h"
 #include "core/cuda/nccl.h"
 #endif
 
@@ -136,5 +139,24 @@ TEST_CASE("libnccl opens at run time and makes a communicator id without a GPU",
   const cuda::NcclId a = cuda::nccl_unique_id(), b = cuda::nccl_unique_id();
   CHECK(a != b);  // each names a new communicator
   CHECK(std::any_of(a.begin(), a.end(), [](uint8_t v) { return v != 0; }));
+}
+#endif
+
+#ifdef DSGD_HAVE_NCCL
+TEST_CASE("joining an NCCL communicator without a usable GPU is a CudaError, not a hang",
+          "[nccl]") {
+  if (cuda::nccl_version().empty()) return;  // the test above checked the reason
+  if (cuda::device_count() > 0) {
+    WARN("a GPU is present: dsgd_cuda_tests checks NCCL's timeout there instead");
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    cuda::NcclComm comm(cuda::nccl_unique_id(), 1, 0, std::chrono::milliseconds(5000));
+    FAIL("an NCCL communicator was made without a GPU");
+  } catch (const cuda::CudaError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("ncclCommInitRankConfig"));
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(5000));
 }
 #endif
