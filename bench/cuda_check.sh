@@ -27,7 +27,7 @@ echo "== configure ($arch) =="
 if cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDSGD_WITH_CUDA=ON \
      -DCMAKE_CUDA_ARCHITECTURES="$arch" -DDSGD_WITH_GUI=OFF -DDSGD_BUILD_TESTS=ON \
      -DDSGD_BUILD_BENCH=ON >"$logs/configure.txt" 2>&1; then
-  grep -E "CUDA device|MPI backend" "$logs/configure.txt"
+  grep -E "CUDA device|NCCL|MPI backend" "$logs/configure.txt"
   record configure "ok ($(elapsed))"
 else
   tail -30 "$logs/configure.txt"
@@ -66,6 +66,11 @@ else
 fi
 echo "data: $data_note"
 acc() { grep -oE 'test accuracy +[0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
+# "ok" when two test accuracies (percent) are within 0.5 points, "DIFFERS" if not, "?".
+agree() {
+  python3 -c "print('ok' if abs(float('${1:-nan}') - float('${2:-nan}')) <= 0.5 else 'DIFFERS')" \
+    2>/dev/null || echo "?"
+}
 # "max rel diff 3.1e-06" between two --save files (max |a - b| / max |b| per tensor).
 rel_diff() {
   python3 - "$1" "$2" 2>/dev/null <<'PY'
@@ -91,7 +96,7 @@ for nodes in 1 4; do
      [ -f "$logs/params-cuda-$nodes.npz" ] && [ -f "$logs/params-cpu-$nodes.npz" ]; then
     note="params $(rel_diff "$logs/params-cuda-$nodes.npz" "$logs/params-cpu-$nodes.npz")"
   fi
-  ok=$(python3 -c "print('ok' if abs(float('${a_gpu:-nan}') - float('${a_cpu:-nan}')) <= 0.5 else 'DIFFERS')" 2>/dev/null || echo "?")
+  ok=$(agree "$a_gpu" "$a_cpu")
   record "accuracy $nodes node(s)" "$ok: cuda ${a_gpu:-?} % vs cpu ${a_cpu:-?} % (${data_note%% *}, 3 epochs, $(per_step "$logs/train-cuda-$nodes.txt") vs $(per_step "$logs/train-cpu-$nodes.txt") ms/step) $note"
 done
 
@@ -118,7 +123,11 @@ fi
 echo "== NCCL =="
 # --allreduce nccl on one simulated rank per GPU (up to 4; a communicator of one on a
 # single GPU) against the CPU; with 2 GPUs or more, MPI ranks that pick NCCL by themselves.
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  gpus=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+else
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+fi
 n=$(( gpus > 4 ? 4 : (gpus < 1 ? 1 : gpus) ))
 nccl_common=(train --data "$data" --model mlp:128 --steps 200 --seed 1 -q --nodes "$n")
 timeout 180 "$dsgd" "${nccl_common[@]}" --device cuda --allreduce nccl \
@@ -126,11 +135,14 @@ timeout 180 "$dsgd" "${nccl_common[@]}" --device cuda --allreduce nccl \
 rc=$?
 timeout 180 "$dsgd" "${nccl_common[@]}" --device cpu --save "$logs/params-nccl-cpu.npz" \
   >"$logs/nccl-cpu.txt" 2>&1
+rc_cpu=$?
 tail -8 "$logs/nccl.txt"
-if [ $rc -eq 0 ] && grep -q "summed on the GPUs by NCCL" "$logs/nccl.txt"; then
-  record "NCCL $n rank(s) --allreduce nccl" "ok, $(acc "$logs/nccl.txt") % vs cpu $(acc "$logs/nccl-cpu.txt") %, $(rel_diff "$logs/params-nccl.npz" "$logs/params-nccl-cpu.npz")"
+a_nccl=$(acc "$logs/nccl.txt"); a_cpu=$(acc "$logs/nccl-cpu.txt")
+close=$(agree "$a_nccl" "$a_cpu")
+if [ $rc -eq 0 ] && [ $rc_cpu -eq 0 ] && grep -q "summed on the GPUs by NCCL" "$logs/nccl.txt"; then
+  record "NCCL $n rank(s) --allreduce nccl" "$close: ${a_nccl:-?} % vs cpu ${a_cpu:-?} %, params $(rel_diff "$logs/params-nccl.npz" "$logs/params-nccl-cpu.npz")"
 else
-  record "NCCL $n rank(s) --allreduce nccl" "FAILED rc=$rc (see $logs/nccl.txt)"
+  record "NCCL $n rank(s) --allreduce nccl" "FAILED rc=$rc, cpu rc=$rc_cpu (see $logs/nccl.txt)"
 fi
 if [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
   out=$logs/nccl-mpi.txt
@@ -140,7 +152,9 @@ if [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
   rc=$?
   tail -8 "$out"
   if [ $rc -eq 0 ] && grep -q "summed on the GPUs by NCCL" "$out"; then
-    record "NCCL MPI $n ranks (auto)" "ok, $(acc "$out") %, vs simulated: $(rel_diff "$logs/params-nccl-mpi.npz" "$logs/params-nccl.npz")"
+    a_mpi=$(acc "$out")
+    close=$(agree "$a_mpi" "$a_nccl")
+    record "NCCL MPI $n ranks (auto)" "$close: ${a_mpi:-?} % vs ${a_nccl:-?} % simulated, params $(rel_diff "$logs/params-nccl-mpi.npz" "$logs/params-nccl.npz")"
   else
     record "NCCL MPI $n ranks (auto)" "FAILED rc=$rc or NCCL not chosen (see $out)"
   fi

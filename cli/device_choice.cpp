@@ -44,7 +44,12 @@ std::optional<cuda::NcclSetup> agree_on_nccl(Communicator& comm, NcclRequest req
                       .loaded = !cuda::nccl_version(&why_not).empty()};
   if (!decide_nccl(request, gather_nccl_peers(comm, mine), comm.rank(), why_not))
     return std::nullopt;
-  cuda::NcclSetup setup{.world = comm.size(), .rank = comm.rank(), .timeout = comm.timeout()};
+  // The Communicator outlives the device (train() makes and drops the device), so the
+  // probe may hold a reference to it.
+  cuda::NcclSetup setup{
+      .world = comm.size(), .rank = comm.rank(), .timeout = comm.timeout(), .failure = [&comm] {
+        return comm.failure();
+      }};
   std::vector<float> message(1 + (setup.id.size() + 1) / 2, 0.0f);  // {made, id...}
   std::string failure;
   if (comm.rank() == 0) {

@@ -126,7 +126,7 @@ void print_summary(const NodeFlags& f, const TrainInputs& in, const TrainResult&
   fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
              r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
   fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
-             to_string(in.config.allreduce));
+             r.device_all_reduce.empty() ? to_string(in.config.allreduce) : "nccl");
   if (!r.device_all_reduce.empty())
     fmt::print("  gradients        summed on the GPUs by {} (not through the simulated network)\n",
                r.device_all_reduce);

@@ -50,7 +50,7 @@ void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& 
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
   if (f.backend == "sim") {
     fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
-               to_string(config.allreduce));
+               r.device_all_reduce.empty() ? to_string(config.allreduce) : "nccl");
     if (r.model_s >= 0)
       fmt::print(
           "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "

@@ -301,6 +301,14 @@ void Mailbox::abort(const std::string& reason) {
   notify();
 }
 
+std::string Mailbox::failure() const {
+  std::lock_guard lock(mutex_);
+  if (!aborted_.empty()) return aborted_;
+  for (size_t p = 0; p < lost_.size(); ++p)
+    if (!lost_[p].empty()) return fmt::format("rank {}: {}", p, lost_[p]);
+  return {};
+}
+
 void Mailbox::set_mode(GateMode mode) {
   {
     std::lock_guard lock(mutex_);

@@ -110,6 +110,8 @@ class Mailbox {
   void peer_lost(int peer, const std::string& reason);
   // Fails every pending and future operation with `reason` (the launcher's abort).
   void abort(const std::string& reason);
+  // The abort's reason, else the first lost peer's ("rank 2: crashed"), else "".
+  std::string failure() const;
 
   // Zero-copy receive (the progress engine, on the node's thread). When a frame's header
   // arrives, claim() returns the posted receive it is certain to match, if there is one:
@@ -166,7 +168,7 @@ class Mailbox {
 
   const NetClock& clock_;
   MailboxDriver& driver_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   // Set by the node thread, under the lock, before it last checked for completion and
   // until its pump returns: a change made after that check must wake the pump.
   std::atomic<bool> sleeping_{false};

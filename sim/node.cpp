@@ -423,6 +423,13 @@ void SimNode::flush(Clock::time_point deadline) {
   }
 }
 
+std::string SimNode::failure() {
+  // The rank thread moves the bytes: outside the network's waits nobody reads the sockets,
+  // so a peer's EOF is only seen by reading what is ready now.
+  pump(Clock::now());
+  return mailbox_.failure();
+}
+
 void SimNode::abort(const std::string& reason) {
   mailbox_.abort(reason);
   // The fds stay open (only close() closes them), so shutting them down from this thread

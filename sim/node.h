@@ -80,6 +80,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   double net_now_s() const;
   void on_compute(double measured_s, double flops) override;
   void on_step(int64_t step) override;
+  std::string failure() override;  // reads what is ready first, so it sees a peer drop
 
   // --- set-up, before start() -------------------------------------------------------
   uint16_t port() const;

@@ -281,6 +281,26 @@ TEST_CASE("an NCCL rank whose peer never joins times out instead of hanging", "[
   CHECK(took < std::chrono::seconds(15));
 }
 
+TEST_CASE("an NCCL rank stops waiting once the backend says the run failed", "[cuda][nccl]") {
+  DSGD_CUDA_CHECK(cudaSetDevice(0));
+  const auto t0 = std::chrono::steady_clock::now();
+  // Rank 1 never joins; 0.3 s in, the backend reports it lost (as a crash fault would).
+  NcclComm::FailureProbe probe = [t0] {
+    return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(300)
+               ? std::string("rank 1: crashed")
+               : std::string();
+  };
+  try {
+    NcclComm comm(nccl_unique_id(), 2, 0, std::chrono::seconds(60), probe);
+    FAIL("rank 0 of 2 joined alone");
+  } catch (const TimeoutError& e) {
+    FAIL("waited for the deadline instead: " << e.what());
+  } catch (const CommError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("rank 1: crashed"));
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
+}
+
 TEST_CASE("allreduce nccl with two ranks on one GPU is a usage error on every rank",
           "[cuda][nccl]") {
   const Dataset data = load_dataset("synthetic:train=256,test=64");

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <numeric>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/comm/collectives.h"
@@ -160,6 +162,27 @@ TEST_CASE("the first failure stops the other nodes and is rethrown", "[sim]") {
                                        }),
                       "boom on rank 2");
   CHECK(std::chrono::steady_clock::now() - start < 10s);
+}
+
+TEST_CASE("failure() says a peer crashed, for waits outside the network (NCCL)", "[sim]") {
+  sim::ClusterOptions options{.nodes = 3};
+  options.node_overrides[2].crash_at_step = 1;
+  std::vector<std::string> before(3), after(3);
+  sim::run_cluster(options, [&](Communicator& comm) {
+    before[comm.rank()] = comm.failure();
+    barrier(comm);
+    comm.on_step(1);  // rank 2 crashes here: its connections drop
+    // The others never talk to rank 2 again; only failure() can tell them it is gone.
+    const auto deadline = Clock::now() + 10s;
+    while (comm.failure().empty() && Clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    after[comm.rank()] = comm.failure();
+  });
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    CHECK(before[r].empty());
+    CHECK_THAT(after[r], Catch::StartsWith("rank 2: "));
+  }
 }
 
 TEST_CASE("node counts outside 1..256 are refused", "[sim]") {

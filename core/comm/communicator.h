@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "core/comm/reduce_op.h"
 #include "core/events.h"
@@ -109,6 +110,12 @@ class Communicator {
   // the 1-based step about to run. Default: nothing.
   virtual void on_compute(double measured_s, double flops) {}
   virtual void on_step(int64_t step) {}
+
+  // Why this rank can no longer finish a collective with every other rank (a peer was
+  // lost, the run was aborted), or "" while all is well. Rank thread; it does not block,
+  // but may move bytes that are ready. For waits outside the Communicator (NCCL on the
+  // GPUs) to end when the run has, not at their deadline. Default: "" (MPI ends the job).
+  virtual std::string failure() { return {}; }
 
   // Native collectives: a backend with its own (MPI_Allreduce, MPI_Bcast, ...) performs the
   // operation and returns true; Algorithm::native falls back to dsgd's own algorithm where

@@ -62,7 +62,7 @@ CudaDevice::CudaDevice(const CudaDeviceOptions& options, const std::vector<int64
     if (!options_.nccl)
       throw std::invalid_argument("CudaDevice: GradientPath::nccl without an NcclSetup");
     const NcclSetup& n = *options_.nccl;
-    nccl_ = std::make_unique<NcclComm>(n.id, n.world, n.rank, n.timeout);
+    nccl_ = std::make_unique<NcclComm>(n.id, n.world, n.rank, n.timeout, n.failure);
     nccl_name_ = "NCCL " + nccl_version();
 #else
     throw std::invalid_argument("CudaDevice: GradientPath::nccl in a build without NCCL");

@@ -45,6 +45,7 @@ struct NcclSetup {  // the communicator a rank joins (GradientPath::nccl)
   NcclId id{};
   int world = 1, rank = 0;
   std::chrono::milliseconds timeout{30000};
+  NcclComm::FailureProbe failure;  // the backend's Communicator::failure()
 };
 #endif
 

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -78,10 +79,13 @@ const Api& loaded() {
   return a;
 }
 
+// The status's text, and NCCL's last error message, which is one per process (ranks that
+// are threads of one process may see each other's).
 std::string describe(const Api& a, ncclResult_t status, ncclComm_t comm) {
   const char* last = a.last_error(comm);
-  return last && *last ? fmt::format("{} ({})", a.error_string(status), last)
-                       : std::string(a.error_string(status));
+  return last && *last
+             ? fmt::format("{} (last NCCL error in this process: {})", a.error_string(status), last)
+             : std::string(a.error_string(status));
 }
 
 void check(const Api& a, ncclResult_t status, const char* call, ncclComm_t comm) {
@@ -112,8 +116,9 @@ NcclId nccl_unique_id() {
   return out;
 }
 
-NcclComm::NcclComm(const NcclId& id, int world, int rank, std::chrono::milliseconds timeout)
-    : rank_(rank), timeout_(timeout) {
+NcclComm::NcclComm(const NcclId& id, int world, int rank, std::chrono::milliseconds timeout,
+                   FailureProbe failure)
+    : rank_(rank), timeout_(timeout), failure_(std::move(failure)) {
   const Api& a = loaded();
   ncclUniqueId nid;
   std::memcpy(&nid, id.data(), sizeof nid);
@@ -139,7 +144,8 @@ NcclComm::~NcclComm() {
   // destroy. Anything wrong, or a peer that never answers: abort, which does not wait.
   try {
     check(a, a.finalize(comm_), "ncclCommFinalize", comm_);
-    wait("ncclCommFinalize", SteadyClock::now() + timeout_);
+    // Not probing the backend: peers that finished may have closed their connections.
+    wait("ncclCommFinalize", SteadyClock::now() + timeout_, std::nullopt, false);
   } catch (const std::exception&) {
     abort();  // wait() has aborted already when it threw; abort() is then a no-op
     return;
@@ -169,18 +175,23 @@ void NcclComm::all_reduce_sum(float* data, size_t count, cudaStream_t stream) {
 }
 
 void NcclComm::wait(const char* call, SteadyClock::time_point deadline,
-                    std::optional<cudaStream_t> stream) {
+                    std::optional<cudaStream_t> stream, bool probe) {
   const Api& a = api();
+  const bool joined = std::string_view(call) != "ncclCommInitRankConfig";
+  SteadyClock::time_point next_probe = SteadyClock::now();  // the probe may take a lock
   for (;;) {
     ncclResult_t state = ncclSuccess;
     ncclResult_t status = a.get_async_error(comm_, &state);
     if (status != ncclSuccess) state = status;
     if (state != ncclSuccess && state != ncclInProgress) {
-      const std::string what = describe(a, state, comm_);
+      const std::string what =
+          fmt::format("{}: {} (rank {}) failed: {}; the communicator was aborted",
+                      current_device_label(), call, rank_, describe(a, state, comm_));
       abort();
-      throw CudaError(fmt::format("{}: {} (rank {}) failed: {}; the communicator was aborted",
-                                  current_device_label(), call, rank_, what),
-                      call);
+      // A peer that went away: exit code 3, as for a lost peer on the backend.
+      if (state == ncclRemoteError || (joined && state == ncclSystemError))
+        throw CommError(what, -1);
+      throw CudaError(what, call);
     }
     if (state == ncclSuccess) {
       if (!stream) return;
@@ -188,7 +199,16 @@ void NcclComm::wait(const char* call, SteadyClock::time_point deadline,
       if (q == cudaSuccess) return;
       if (q != cudaErrorNotReady) {
         abort();
-        DSGD_CUDA_CHECK(q);  // throws CudaError naming the stream's failure
+        check(q, "cudaStreamQuery");  // throws CudaError naming the stream's failure
+      }
+    }
+    if (probe && failure_ && SteadyClock::now() >= next_probe) {
+      next_probe = SteadyClock::now() + std::chrono::milliseconds(1);
+      if (const std::string why = failure_(); !why.empty()) {
+        abort();
+        throw CommError(fmt::format("{}: {} (rank {}) abandoned, the run failed: {}",
+                                    current_device_label(), call, rank_, why),
+                        -1);
       }
     }
     if (SteadyClock::now() > deadline) {
