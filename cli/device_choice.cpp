@@ -64,10 +64,8 @@ std::optional<cuda::NcclSetup> agree_on_nccl(Communicator& comm, NcclRequest req
   broadcast(comm, message, 0);
   if (!failure.empty()) throw cuda::CudaError(failure, "ncclGetUniqueId");
   if (message[0] != 1.0f)
-    throw cuda::CudaError(
-        "rank 0 could not make an NCCL communicator id (ncclGetUniqueId); see its "
-        "error",
-        "ncclGetUniqueId");
+    throw cuda::CudaError("rank 0 could not make an NCCL communicator id; see its error",
+                          "ncclGetUniqueId");
   floats_to_bytes(std::span<const float>(message).subspan(1), setup.id);
   return setup;
 }

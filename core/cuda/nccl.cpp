@@ -48,10 +48,8 @@ Api open_api() {
   if (!library)
     library = dlopen((std::string(DSGD_NCCL_DIR) + "/" + kSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
-    a.why_not = fmt::format(
-        "dlopen({}) failed: {}; install NCCL or add its directory to "
-        "LD_LIBRARY_PATH",
-        kSoname, dlerror());
+    a.why_not = fmt::format("dlopen({}) failed: {}; install NCCL or add it to LD_LIBRARY_PATH",
+                            kSoname, dlerror());
     return a;
   }
   lookup(library, "ncclGetVersion", a.get_version, a.why_not);
