@@ -1,7 +1,8 @@
 // ComputeDevice: where a rank's forward, backward and SGD update run when it is not the
 // CPU (core/cuda/ implements it for CUDA). The trainer keeps its CPU Mlp for the seeded
 // initialisation, the broadcast and the final parameters; the device holds the working copy.
-// Not a backend: gradients still cross ranks through the Communicator's all_reduce.
+// Not a backend: gradients cross ranks through the Communicator's all_reduce, unless the
+// devices sum them among themselves (NCCL: all_reduce_name() says so).
 #pragma once
 
 #include <cstdint>
