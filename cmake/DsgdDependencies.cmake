@@ -77,7 +77,7 @@ if(NOT DSGD_WITH_CUDA STREQUAL "OFF")
   if(CMAKE_CUDA_COMPILER AND TARGET CUDA::cudart AND TARGET CUDA::cublas)
     set(DSGD_HAVE_CUDA ON)
     set(DSGD_CUDA_REASON "CUDA ${CUDAToolkit_VERSION}, cuBLAS, architectures ${CMAKE_CUDA_ARCHITECTURES}")
-    # NCCL (optional): only its header at build time; libnccl.so.2 (200 MB) is opened at run
+    # NCCL (optional): only its header at build time; libnccl.so.2 (218 MB) is opened at run
     # time by the ranks that use it (core/cuda/nccl.cpp). The toolkit's own copy first, then
     # Debian's libnccl-dev. -DDSGD_WITH_NCCL=OFF leaves it out.
     set(DSGD_HAVE_NCCL OFF)

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <cstring>
-#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -133,6 +132,7 @@ NcclComm::NcclComm(const NcclId& id, int world, int rank, std::chrono::milliseco
                     "ncclCommInitRankConfig");
   }
   wait("ncclCommInitRankConfig", deadline);
+  joined_ = true;
 }
 
 NcclComm::~NcclComm() {
@@ -175,7 +175,6 @@ void NcclComm::all_reduce_sum(float* data, size_t count, cudaStream_t stream) {
 void NcclComm::wait(const char* call, SteadyClock::time_point deadline,
                     std::optional<cudaStream_t> stream, bool probe) {
   const Api& a = api();
-  const bool joined = std::string_view(call) != "ncclCommInitRankConfig";
   SteadyClock::time_point next_probe = SteadyClock::now();  // the probe may take a lock
   for (;;) {
     ncclResult_t state = ncclSuccess;
@@ -187,7 +186,7 @@ void NcclComm::wait(const char* call, SteadyClock::time_point deadline,
                       current_device_label(), call, rank_, describe(a, state, comm_));
       abort();
       // A peer that went away: exit code 3, as for a lost peer on the backend.
-      if (state == ncclRemoteError || (joined && state == ncclSystemError))
+      if (state == ncclRemoteError || (joined_ && state == ncclSystemError))
         throw CommError(what, -1);
       throw CudaError(what, call);
     }

@@ -1,6 +1,6 @@
 // NCCL for the gradients' all_reduce when every rank has a GPU of its own, as DDP's "nccl"
 // backend. libnccl.so.2 is opened with dlopen on first use, like cuBLAS (cublas.h): it is
-// 200 MB and most runs never touch it. The communicator is non-blocking (config.blocking =
+// 218 MB and most runs never touch it. The communicator is non-blocking (config.blocking =
 // 0), so each wait for the other ranks (joining, each all_reduce, leaving) polls against a
 // deadline, and against the backend's word that the run has failed, instead of hanging on
 // a rank that died: the communicator is then aborted (ncclCommAbort, NCCL's own call, does
@@ -60,6 +60,7 @@ class NcclComm {
 
   ncclComm_t comm_ = nullptr;
   int rank_ = 0;
+  bool joined_ = false;  // init completed: a system error from now on means a lost peer
   std::chrono::milliseconds timeout_;
   FailureProbe failure_;
 };
