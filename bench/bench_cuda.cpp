@@ -88,9 +88,9 @@ double trainer_step_s(const Dataset& data, int nodes, int steps) {
   config.steps = steps;
   config.epochs = 0;
   config.eval_every = 1000000;  // only after the last step
-  cli::TrainFlags flags;
-  flags.device = "cuda";
-  config.device = cli::make_device_factory(flags, config);
+  sim::RunSpec spec;
+  spec.device = "cuda";
+  config.device = cli::make_device_factory(spec, config);
   std::vector<double> step_s;
   Clock::time_point last;
   sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {

@@ -97,21 +97,6 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
   throw UsageError(fmt::format("--backend {}: use sim or mpi", backend));
 }
 
-void check_mpi_flags(const SimFlags& f) {
-  const std::pair<const char*, bool> sim_only[] = {
-      {"--scenario", !f.scenario.empty()},    {"--topology", !f.topology.empty()},
-      {"--latency", !f.latency.empty()},      {"--bandwidth", !f.bandwidth.empty()},
-      {"--jitter", !f.jitter.empty()},        {"--loss", !f.loss.empty()},
-      {"--straggler", !f.stragglers.empty()}, {"--crash", !f.crashes.empty()},
-  };
-  for (const auto& [flag, given] : sim_only)
-    if (given)
-      throw UsageError(
-          fmt::format("{} is for simulated nodes; with --backend mpi the network "
-                      "is the real one: drop {} or use --backend sim",
-                      flag, flag));
-}
-
 std::string per_rank_path(const std::string& path, int rank) {
   const std::filesystem::path p(path);
   std::filesystem::path out = p;

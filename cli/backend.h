@@ -7,7 +7,6 @@
 #include <functional>
 #include <string>
 
-#include "cli/sim_flags.h"
 #include "core/errors.h"
 #include "sim/cluster.h"
 
@@ -47,11 +46,6 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
 // `dsgd bench collective --backend mpi --algorithm native` times it beside dsgd's call.
 using BareAllReduce = std::function<void(float* data, size_t count)>;
 BareAllReduce bare_all_reduce(const std::string& backend);
-
-// --backend mpi runs on a real network with mpirun's ranks: the simulator's network and
-// fault flags (--scenario, --latency, ...) mean nothing there and are refused (UsageError).
-// --nodes and --timeout stay: --nodes, when given, must equal the world size (RunChecks).
-void check_mpi_flags(const SimFlags& flags);
 
 // Where one MPI rank writes an output that every rank writes (its trace):
 // "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.

@@ -27,7 +27,6 @@
 #include "cli/backend.h"
 #include "cli/bench_case.h"
 #include "cli/loopback_baseline.h"
-#include "cli/train_run.h"  // check_output_path
 #include "core/comm/cost_model.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
@@ -155,7 +154,7 @@ void print_header(const Plan& plan, const BenchFlags& f, int world) {
                      plan.op == CollectiveOp::reduce_scatter
                  ? fmt::format(" ({})", to_string(plan.reduce_op))
                  : "",
-             to_string(plan.requested), world, f.backend, plan.root);
+             to_string(plan.requested), world, f.run.backend, plan.root);
   fmt::print(
       "# link: {}; {} warm-up + {} timed iterations per size (and the first size's warm-up lasts "
       "{} s at least), every result checked\n",
@@ -208,7 +207,7 @@ nlohmann::ordered_json to_json(const Plan& plan, const BenchFlags& f, int world,
   j["op"] = to_string(plan.op);
   j["reduce_op"] = to_string(plan.reduce_op);
   j["algorithm"] = to_string(plan.requested);
-  j["backend"] = f.backend;
+  j["backend"] = f.run.backend;
   j["nodes"] = world;
   j["root"] = plan.root;
   j["iters"] = plan.iters;
@@ -467,8 +466,6 @@ void add_bench_command(CLI::App& app, BenchFlags& f) {
                 "auto | naive | ring | tree | halving_doubling | native (all_reduce has four; "
                 "the other ops one each)")
       ->capture_default_str();
-  c->add_option("--backend", f.backend, "sim (simulated nodes) or mpi")->capture_default_str();
-  c->add_option("--nodes", f.nodes, "Number of simulated nodes (1-256)")->capture_default_str();
   c->add_option("--min-bytes", f.min_bytes, "Smallest size (K, M, G = KiB, MiB, GiB)")
       ->capture_default_str();
   c->add_option("--max-bytes", f.max_bytes, "Largest size")->capture_default_str();
@@ -476,41 +473,40 @@ void add_bench_command(CLI::App& app, BenchFlags& f) {
       ->capture_default_str();
   c->add_option("--iters", f.iters, "Timed iterations per size")->capture_default_str();
   c->add_option("--warmup", f.warmup, "Untimed iterations per size first")->capture_default_str();
-  c->add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (sim)")
-      ->capture_default_str();
-  c->add_option("--bandwidth", f.bandwidth, "Link bandwidth, e.g. 100Mbit (sim)")
-      ->capture_default_str();
   c->add_option("--reduce-op", f.reduce_op, "sum | avg | max | min | prod")->capture_default_str();
   c->add_option("--root", f.root, "Root rank of broadcast, reduce, gather, scatter")
       ->capture_default_str();
   c->add_option("--json", f.json, "Also write the rows as JSON to this file");
-  c->add_option("--timeout", f.timeout, "Deadline of every blocking call")->capture_default_str();
+  sim::add_run_flags(*c, f.run, sim::kBackendFlag | sim::kClusterFlags, bench_defaults());
   c->add_flag("--explain", f.explain,
               "Print each algorithm's steps and bytes at --max-bytes, and exit");
   c->add_flag("--no-baseline", f.no_baseline,
               "Skip the baselines: the loopback ring (sim), the bare MPI_Allreduce (mpi, native)");
 }
 
+sim::RunSpec bench_defaults() {
+  sim::RunSpec d;
+  d.cluster.timeout = std::chrono::seconds(60);
+  return d;
+}
+
 int run_bench(const BenchFlags& f) {
+  const sim::RunSpec spec = sim::build_run_spec(f.run, bench_defaults());
+  const bool sim = spec.backend == sim::Backend::sim;
+  const int nodes = sim ? spec.cluster.nodes : std::max(spec.cluster.nodes, 1);
   Plan plan{.op = parse_collective_op(f.op),
             .requested = parse_algorithm(f.algorithm),
             .reduce_op = parse_reduce_op(f.reduce_op),
             .root = f.root,
-            .link = {.latency_s = sim::parse_duration_s(f.latency, "--latency"),
-                     .bandwidth_Bps = sim::parse_bandwidth_Bps(f.bandwidth, "--bandwidth")},
+            .link = spec.cluster.network.link,
             .iters = f.iters,
             .warmup = f.warmup};
-  if (f.backend != "sim" && f.backend != "mpi")
-    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
-  if (f.nodes < 1 || f.nodes > sim::kMaxNodes)
-    throw UsageError(
-        fmt::format("--nodes {}: use 1 to {} simulated nodes", f.nodes, sim::kMaxNodes));
   if (f.iters < 1) throw UsageError(fmt::format("--iters {}: use 1 or more", f.iters));
   if (f.warmup < 0) throw UsageError(fmt::format("--warmup {}: use 0 or more", f.warmup));
   if (!(f.step_factor > 1) || !std::isfinite(f.step_factor))
     throw UsageError(fmt::format("--step-factor {}: use a number above 1, e.g. 2", f.step_factor));
-  if (f.root < 0 || (f.backend == "sim" && f.root >= f.nodes))
-    throw UsageError(fmt::format("--root {}: use a rank of the world, 0..{}", f.root, f.nodes - 1));
+  if (f.root < 0 || (sim && f.root >= nodes))
+    throw UsageError(fmt::format("--root {}: use a rank of the world, 0..{}", f.root, nodes - 1));
   const uint64_t min_bytes = parse_size_bytes(f.min_bytes, "--min-bytes");
   const uint64_t max_bytes = parse_size_bytes(f.max_bytes, "--max-bytes");
   if (min_bytes > max_bytes)
@@ -519,31 +515,26 @@ int run_bench(const BenchFlags& f) {
   if (max_bytes > kMaxBenchBytes)
     throw UsageError(
         fmt::format("--max-bytes {}: at most 1G (every node holds the buffers)", f.max_bytes));
-  const double timeout_s = sim::parse_duration_s(f.timeout, "--timeout");
-  if (timeout_s <= 0) throw UsageError("--timeout must be positive, e.g. 60s");
   // An algorithm the op lacks is refused now, not by every rank later.
-  resolve_algorithm(plan.op, plan.requested, f.nodes, max_bytes);
-  check_output_path(f.json, "--json");
+  resolve_algorithm(plan.op, plan.requested, nodes, max_bytes);
+  sim::check_output_path(f.json, "--json");
   plan.sizes = size_sweep(plan.op, min_bytes, max_bytes, f.step_factor);
 
   if (f.explain) {
-    BenchCase sizing(plan.op, plan.reduce_op, 0, f.nodes, 0);
-    explain(plan, f.nodes, sizing.resize(max_bytes));
+    BenchCase sizing(plan.op, plan.reduce_op, 0, nodes, 0);
+    explain(plan, nodes, sizing.resize(max_bytes));
     return kExitOk;
   }
-  if (f.backend == "sim" && f.nodes >= 2 && !f.no_baseline && max_bytes >= kBaselineFromBytes)
-    plan.loopback = std::make_shared<LoopbackRing>(f.nodes);
+  if (sim && nodes >= 2 && !f.no_baseline && max_bytes >= kBaselineFromBytes)
+    plan.loopback = std::make_shared<LoopbackRing>(nodes);
   if (plan.op == CollectiveOp::all_reduce && plan.requested == Algorithm::native &&
       plan.reduce_op == ReduceOp::SUM && !f.no_baseline)
-    plan.bare = bare_all_reduce(f.backend);
+    plan.bare = bare_all_reduce(f.run.backend);
 
   std::vector<Row> rows;
-  int world = f.nodes;
-  sim::ClusterOptions options{
-      .nodes = f.nodes,
-      .timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout_s * 1000)))};
-  options.network.link = plan.link;
-  const bool hosts_rank0 = run_on_backend(f.backend, options, [&](Communicator& comm) {
+  int world = nodes;
+  const sim::ClusterOptions options{spec.cluster};
+  const bool hosts_rank0 = run_on_backend(f.run.backend, options, [&](Communicator& comm) {
     if (comm.rank() == 0) world = comm.size();
     bench_node(comm, plan, f, rows);
   });

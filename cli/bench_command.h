@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/run_flags.h"
+
 namespace CLI {
 class App;
 }
@@ -16,23 +18,22 @@ namespace dsgd::cli {
 struct BenchFlags {
   std::string op = "all_reduce";
   std::string algorithm = "auto";
-  std::string backend = "sim";
-  int nodes = 4;
   std::string min_bytes = "4K", max_bytes = "64M";
   double step_factor = 2;
   int iters = 20;
   int warmup = 5;
-  std::string latency = "0", bandwidth = "0";
   std::string reduce_op = "sum";
   int root = 0;
   std::string json;
-  std::string timeout = "60s";
+  sim::RunFlags run;  // --backend and the cluster flags (--nodes, --latency, ...)
   bool explain = false;
   bool no_baseline = false;
 };
 
 void add_bench_command(CLI::App& app, BenchFlags& flags);
 int run_bench(const BenchFlags& flags);
+// The cluster a bench runs on when no flag says otherwise: 4 nodes, ideal links, 60 s.
+sim::RunSpec bench_defaults();
 
 // "4K" -> 4096, "64M", "1G", "512", "4KiB", "4KB" (K, M, G are powers of 1024).
 // UsageError naming `flag` otherwise.

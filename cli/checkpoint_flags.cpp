@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,46 +12,7 @@
 
 namespace dsgd::cli {
 
-void add_checkpoint_flags(CLI::App& t, CheckpointFlags& f) {
-  t.add_option("--checkpoint-every", f.every,
-               "Write a checkpoint every K steps into --checkpoint-dir (rank 0 writes)");
-  t.add_option("--checkpoint-dir", f.dir,
-               "Directory of checkpoints ckpt-NNNNNNNNNN.npz (created when missing)");
-  t.add_option("--keep-checkpoints", f.keep, "Keep the newest N checkpoints")
-      ->capture_default_str();
-  t.add_option_function<std::string>(
-       "--resume",
-       [&f](const std::string& path) {
-         f.resume = true;
-         f.resume_path = path;
-       },
-       "Continue from the newest intact checkpoint in --checkpoint-dir, or from the file "
-       "PATH; the final parameters equal an uninterrupted run's, bit for bit")
-      ->expected(0, 1)
-      ->type_name("[PATH]");
-}
-
 namespace {
-
-void check_flags(const CheckpointFlags& f) {
-  if (f.every < 0)
-    throw UsageError(fmt::format(
-        "--checkpoint-every {}: give a number of steps >= 1 (or leave it out)", f.every));
-  if (f.every > 0 && f.dir.empty())
-    throw UsageError(fmt::format(
-        "--checkpoint-every {} needs --checkpoint-dir DIR to write them into", f.every));
-  if (f.keep < 1)
-    throw UsageError(fmt::format("--keep-checkpoints {}: keep at least 1 checkpoint", f.keep));
-  if (!f.dir.empty() && f.every == 0 && !f.resume)
-    throw UsageError(fmt::format(
-        "--checkpoint-dir {} is given but nothing uses it: add --checkpoint-every K to write "
-        "checkpoints, or --resume to continue from one",
-        f.dir));
-  if (f.resume && f.resume_path.empty() && f.dir.empty())
-    throw UsageError(
-        "--resume needs --checkpoint-dir DIR (to take its newest checkpoint) or a file: "
-        "--resume PATH");
-}
 
 // Creates dir (and its parents) when missing; UsageError when it cannot be written.
 void prepare_dir(const std::string& dir) {
@@ -67,9 +27,8 @@ void prepare_dir(const std::string& dir) {
 
 }  // namespace
 
-CheckpointPlan plan_checkpoints(const CheckpointFlags& f, const TrainConfig& config,
+CheckpointPlan plan_checkpoints(const sim::CheckpointSpec& f, const TrainConfig& config,
                                 const Dataset& data, int world) {
-  check_flags(f);
   CheckpointPlan plan;
   if (!f.resume && f.every == 0) return plan;
   plan.run_config = checkpoint_config(config, data, world);

@@ -156,6 +156,15 @@ class StepPrinter {
   std::map<Key, uint64_t> delivered_, received_;  // this thread only
 };
 
+// A lesson's run: its own number of ranks; in --step mode, waiting for Enter must not make
+// a blocked receive pass its deadline (at most an hour).
+sim::RunSpec lesson_defaults(const LessonFlags& f, const LessonInfo& info) {
+  sim::RunSpec d;
+  d.cluster.nodes = info.default_nodes;
+  if (f.step) d.cluster.timeout = std::chrono::hours(1);
+  return d;
+}
+
 // Simulated nodes. The lesson runs in a thread of its own while this thread prints: in
 // --auto mode the merged transcript as each section completes, in --step mode the output
 // as it happens and each message as the step gate delivers it.
@@ -165,11 +174,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   lessons::DataCache data;
   s.data = &data;
   s.sync_sections = f.step;
-  SimFlags sim_flags = f.sim;
-  if (sim_flags.nodes == -1 && sim_flags.scenario.empty()) sim_flags.nodes = info.default_nodes;
-  // Waiting for Enter must not make a blocked receive pass its deadline (at most an hour).
-  if (f.step && sim_flags.timeout == SimFlags{}.timeout) sim_flags.timeout = "3600s";
-  sim::ClusterOptions options = build_cluster_options(sim_flags);
+  sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
   const int world = options.nodes;
   if (world < info.min_nodes || world > info.max_nodes)
     throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world, info.number,
@@ -245,8 +250,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
 // at the end (the same text as on simulated nodes).
 void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
                 const lessons::LessonSettings& settings) {
-  check_mpi_flags(f.sim);
-  sim::ClusterOptions options = build_cluster_options(f.sim);
+  sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
   Recorder recorder;
   options.events = &recorder;
   lessons::DataCache data;
@@ -262,7 +266,7 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
                                        info.number, info.min_nodes, info.max_nodes));
         lessons::run_lesson_rank(comm, info, recorder, s, true);
       },
-      {.nodes = f.sim.nodes});
+      {.nodes = options.nodes});
   if (!rank0) return;
   Output out;
   out.put(header(text, world, settings.lang, false));
@@ -278,8 +282,6 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
   CLI::App* cmd = app.add_subcommand(
       "lesson", "Lessons: from send/recv to synchronous SGD (dsgd lesson list, dsgd lesson 2)");
   cmd->add_option("lesson", f.which, "list, or the number of the lesson to run")->required();
-  cmd->add_option("--backend", f.backend, "sim (simulated nodes) or mpi (under mpirun)")
-      ->capture_default_str();
   cmd->add_option("--lang", f.lang, "en (English) or zh (简体中文)")->capture_default_str();
   auto* step = cmd->add_flag("--step", f.step,
                              "Hold every message until Enter (simulated nodes; EOF: run on)");
@@ -290,8 +292,8 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
   cmd->add_option("--check", f.check, "Check your solution of the lesson's exercise (a C++ file)");
   cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")
       ->capture_default_str()
-      ->check(integer_at_least(0, "the seed of the lesson's data and models"));
-  add_sim_flags(*cmd, f.sim);
+      ->check(sim::integer_at_least(0, "the seed of the lesson's data and models"));
+  sim::add_run_flags(*cmd, f.run, sim::kBackendFlag | sim::kClusterFlags, sim::RunSpec{});
 }
 
 int run_lesson(const LessonFlags& f) {
@@ -300,8 +302,8 @@ int run_lesson(const LessonFlags& f) {
   settings.seed = f.seed;
   if (f.which == "list") return list_lessons(settings.lang);
   const LessonInfo info = lessons::find_lesson(parse_number(f.which));
-  if (f.backend != "sim" && f.backend != "mpi")
-    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
+  if (f.run.backend != "sim" && f.run.backend != "mpi")
+    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.run.backend));
 
   if (!f.check.empty()) {
     if (!info.has_exercise)
@@ -317,7 +319,7 @@ int run_lesson(const LessonFlags& f) {
 
   set_blas_threads(1);  // every rank is a thread already
   const LessonText text = lessons::load_lesson_text(info, settings.lang);
-  if (f.backend == "mpi") {
+  if (f.run.backend == "mpi") {
     if (f.step)
       throw UsageError(
           "--step holds messages in the simulator; with --backend mpi the network is real: "

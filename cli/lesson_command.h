@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/sim_flags.h"
+#include "sim/run_flags.h"
 
 namespace CLI {
 class App;
@@ -17,13 +17,12 @@ namespace dsgd::cli {
 
 struct LessonFlags {
   std::string which;  // "list" or a lesson number
-  std::string backend = "sim";
   std::string lang = "en";
   bool step = false;
   bool auto_run = false;
   std::string check;
   uint64_t seed = 1;
-  SimFlags sim;
+  sim::RunFlags run;  // --backend and the cluster flags
 };
 
 void add_lesson_command(CLI::App& app, LessonFlags& flags);

@@ -14,7 +14,8 @@
 
 #include "cli/backend.h"
 #include "cli/progress.h"
-#include "cli/train_run.h"
+#include "cli/summary.h"
+#include "cli/train_command.h"
 #include "core/errors.h"
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
@@ -50,7 +51,9 @@ void add_node_command(CLI::App& app, NodeFlags& f) {
                 "count link delays from each message's arrival, as across machines")
       ->check(CLI::IsMember({"auto", "shared", "local"}))
       ->capture_default_str();
-  add_train_options(*n, f.train);
+  add_train_options(
+      *n, f.train,
+      sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags | sim::kOutputFlags);
 }
 
 namespace {
@@ -60,7 +63,7 @@ namespace {
 // ---------------------------------------------------------------------------------------
 
 struct NodePlan {
-  sim::ClusterOptions options;
+  sim::RunSpec spec;
   tcp::endpoint rendezvous;
   asio::ip::address listen;  // where this node (and rank 0's rendezvous) accepts
 };
@@ -74,20 +77,21 @@ NodePlan check_flags(const NodeFlags& f) {
   if (f.token.empty() || f.token.size() > sim::kMaxTokenBytes)
     throw UsageError(
         fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
-  if (f.train.backend != "sim")
+  if (f.train.run.backend != "sim")
     throw UsageError("--backend mpi: dsgd node runs a simulated node; use mpirun dsgd train");
-  if (f.train.sim.nodes != -1 && f.train.sim.nodes != f.world)
+  if (f.train.run.nodes != -1 && f.train.run.nodes != f.world)
     throw UsageError(
-        fmt::format("--nodes {} but --world {}: drop --nodes", f.train.sim.nodes, f.world));
-  SimFlags sim_flags = f.train.sim;
-  sim_flags.nodes = f.world;
-  NodePlan plan{.options = build_cluster_options(sim_flags)};
-  if (plan.options.network.topology != sim::Topology::mesh)
+        fmt::format("--nodes {} but --world {}: drop --nodes", f.train.run.nodes, f.world));
+  sim::RunFlags run = f.train.run;
+  run.nodes = f.world;
+  NodePlan plan{.spec = sim::build_run_spec(run, sim::RunSpec{})};
+  const sim::Topology topology = plan.spec.cluster.network.topology;
+  if (topology != sim::Topology::mesh)
     throw UsageError(fmt::format(
         "--topology {}: dsgd node models mesh links only (each process computes the delays "
         "of its own links, so links shared between processes cannot be modelled); use "
         "dsgd train --nodes {} for it",
-        sim::to_string(plan.options.network.topology), f.world));
+        sim::to_string(topology), f.world));
   plan.rendezvous = sim::parse_endpoint(f.rendezvous, "--rendezvous");
   if (f.listen.empty()) {
     // Loopback unless asked: a classroom laptop should not open ports to the LAN by default.
@@ -112,35 +116,16 @@ NodePlan check_flags(const NodeFlags& f) {
 // Run
 // ---------------------------------------------------------------------------------------
 
-void print_summary(const NodeFlags& f, const TrainInputs& in, const TrainResult& r,
-                   const sim::ClusterOptions& options, double total_s) {
-  fmt::print(
-      "\ndsgd node: rank 0 of {} processes: {} on {} ({} train / {} test), global "
-      "batch {}, {} steps\n",
-      f.world, in.config.model.str(), in.data.name, in.data.train.size(), in.data.test.size(),
-      in.config.global_batch, r.steps);
-  fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
-  if (r.test_accuracy)
-    fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
-               r.test_loss.value_or(0));
-  fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
-             r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
-  fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
-             r.device_all_reduce.empty() ? to_string(in.config.allreduce) : "nccl");
-  if (!r.device_all_reduce.empty())
-    fmt::print("  gradients        summed on the GPUs by {} (not through the simulated network)\n",
-               r.device_all_reduce);
-  if (r.model_s >= 0) fmt::print("  model time       {:.3f} s\n", r.model_s);
-}
-
 }  // namespace
 
 int run_node(const NodeFlags& f) {
   const Clock::time_point start = Clock::now();
   const NodePlan plan = check_flags(f);
-  const sim::ClusterOptions& options = plan.options;
+  const sim::RunSpec& spec = plan.spec;
+  const sim::ClusterOptions& options = spec.cluster;
+  const sim::Outputs& outputs = spec.outputs;
   set_blas_threads(1);  // as in dsgd train, so results match it to the last bit
-  const TrainInputs inputs = load_train_inputs(f.train);  // bad flags fail before joining
+  const TrainInputs inputs = load_inputs(spec);  // bad flags fail before joining
   const Clock::time_point deadline = Clock::now() + options.timeout;
   const std::string who = fmt::format("rank {}", f.rank);
 
@@ -170,8 +155,7 @@ int run_node(const NodeFlags& f) {
 
   // --- this node ---------------------------------------------------------------------------
   sim::Network network(options.network, f.world);
-  auto it = options.node_overrides.find(f.rank);
-  sim::NodeOptions node_options = it != options.node_overrides.end() ? it->second : options.node;
+  sim::NodeOptions node_options = options.node_of(f.rank);
   node_options.listen_address = plan.listen.to_string();
   sim::SimNode node(f.rank, f.world, node_options, network, *clock);
   node.set_timeout(options.timeout);
@@ -181,10 +165,10 @@ int run_node(const NodeFlags& f) {
              plan.listen.to_string(), node.port());
   std::fflush(stderr);
   ChromeTraceWriter trace;
-  if (!f.train.trace.empty()) node.set_events(&trace);
+  if (!outputs.trace.empty()) node.set_events(&trace);
   auto write_trace = [&] {
-    if (!f.train.trace.empty() && trace.size() > 0)
-      trace.write(per_rank_path(f.train.trace, f.rank));
+    if (!outputs.trace.empty() && trace.size() > 0)
+      trace.write(per_rank_path(outputs.trace, f.rank));
   };
 
   // --- rendezvous, part 2: the table ---------------------------------------------------
@@ -215,8 +199,8 @@ int run_node(const NodeFlags& f) {
 
   // --- training ------------------------------------------------------------------------
   std::unique_ptr<MetricsWriter> metrics;
-  if (f.rank == 0 && !f.train.metrics.empty())
-    metrics = std::make_unique<MetricsWriter>(f.train.metrics);
+  if (f.rank == 0 && !outputs.metrics.empty())
+    metrics = std::make_unique<MetricsWriter>(outputs.metrics);
   Progress progress(total_steps(inputs.config, inputs.data), f.train.quiet || f.rank != 0);
   TrainHooks hooks;
   if (f.rank == 0)
@@ -242,15 +226,18 @@ int run_node(const NodeFlags& f) {
   node.close();
   write_trace();
   if (f.rank != 0) return kExitOk;
-  if (!f.train.save.empty()) write_npz(f.train.save, result.params);
+  if (!outputs.save.empty()) write_npz(outputs.save, result.params);
   if (metrics) metrics->commit();
-  print_summary(f, inputs, result, options,
-                std::chrono::duration<double>(Clock::now() - start).count());
-  if (!f.train.save.empty()) fmt::print("  saved            {}\n", f.train.save);
-  if (!f.train.metrics.empty()) fmt::print("  metrics          {}\n", f.train.metrics);
-  if (!f.train.trace.empty())
-    fmt::print("  trace            {} (one file per rank: join them with dsgd trace merge)\n",
-               per_rank_path(f.train.trace, 0));
+  print_summary({.what = fmt::format("dsgd node: rank 0 of {} processes", f.world),
+                 .spec = spec,
+                 .data = inputs.data,
+                 .result = result,
+                 .total_s = std::chrono::duration<double>(Clock::now() - start).count(),
+                 .trace = outputs.trace.empty()
+                              ? ""
+                              : fmt::format("{} (one file per rank: join them with dsgd trace "
+                                            "merge)",
+                                            per_rank_path(outputs.trace, 0))});
   return kExitOk;
 }
 

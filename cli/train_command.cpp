@@ -1,70 +1,30 @@
 #include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <memory>
-#include <mutex>
 
 #include <fmt/format.h>
 
 #include "cli/backend.h"
+#include "cli/checkpoint_flags.h"
 #include "cli/device_choice.h"
 #include "cli/progress.h"
-#include "cli/train_run.h"
+#include "cli/summary.h"
 #include "core/errors.h"
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
 #include "core/io/trace.h"
 #include "core/nn/blas.h"
 #include "core/train/config_hash.h"
-#include "core/train/trainer.h"
-#include "sim/cluster.h"
-#include "sim/link_model.h"
-#include "sim/network.h"
+#include "core/train/train_inputs.h"
 
 namespace dsgd::cli {
-namespace {
-
-void print_summary(const TrainFlags& f, const Dataset& data, const TrainConfig& config,
-                   const TrainResult& r, const sim::ClusterOptions& options, double total_s) {
-  fmt::print("\ndsgd train on {} {} {}: {} on {} ({} train / {} test), global batch {}, {} steps\n",
-             r.world, f.backend == "sim" ? "simulated" : "MPI",
-             r.world == 1 ? (f.backend == "sim" ? "node" : "rank")
-                          : (f.backend == "sim" ? "nodes" : "ranks"),
-             config.model.str(), data.name, data.train.size(), data.test.size(),
-             config.global_batch, r.steps);
-  fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
-  if (r.test_accuracy)
-    fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
-               r.test_loss.value_or(0));
-  else if (r.test_loss)
-    fmt::print("  test loss        {:.4f}\n", *r.test_loss);
-  const double busy = r.compute_s + r.comm_s;
-  fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
-             r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
-  if (f.device != "cpu") fmt::print("  device           {}\n", describe_device(f, r.world));
-  if (!r.device_all_reduce.empty())
-    fmt::print("  gradients        summed on the GPUs by {} (not through the {})\n",
-               r.device_all_reduce, f.backend == "sim" ? "simulated network" : "MPI library");
-  fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
-             r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
-  if (f.backend == "sim") {
-    fmt::print("  network          {}, all-reduce {}\n", describe_network(options),
-               r.device_all_reduce.empty() ? to_string(config.allreduce) : "nccl");
-    if (r.model_s >= 0)
-      fmt::print(
-          "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
-          "nodes)\n",
-          r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), options.node.gflops);
-  }
-}
-
-}  // namespace
 
 void add_train_command(CLI::App& app, TrainFlags& f) {
   CLI::App* train = app.add_subcommand("train", "Train a model with data-parallel synchronous SGD");
-  add_train_options(*train, f);
-  add_checkpoint_flags(*train, f.checkpoint);
+  add_train_options(*train, f,
+                    sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags |
+                        sim::kOutputFlags | sim::kCheckpointFlags);
   train->footer(
       "Checkpoints: --checkpoint-every K --checkpoint-dir D writes D/ckpt-<step>.npz every K "
       "steps\n(parameters, momentum, step, data position, config hash), atomically, keeping "
@@ -73,117 +33,120 @@ void add_train_command(CLI::App& app, TrainFlags& f) {
       "stopped, bit for bit.");
 }
 
-void add_train_options(CLI::App& command, TrainFlags& f) {
-  CLI::App* t = &command;
-  t->add_option("--backend", f.backend, "sim (simulated nodes over loopback TCP) or mpi")
-      ->check(CLI::IsMember({"sim", "mpi"}));
-  t->add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
-  t->add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
-  t->add_option("--batch", f.batch, "Global batch size, split across the nodes")
-      ->capture_default_str();
-  t->add_option("--lr", f.lr, "Learning rate")->capture_default_str();
-  t->add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
-  t->add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str();
-  t->add_flag("--nesterov", f.nesterov, "Nesterov momentum");
-  t->add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)")
-      ->check(integer_at_least(1, "SGD steps; leave --steps out for 5 epochs"));
-  t->add_option("--epochs", f.epochs, "Passes over the training data (default 5)")
-      ->check(integer_at_least(1, "passes over the data; the default is 5"));
-  t->add_option("--seed", f.seed, "Seed for initialisation and shuffling")
-      ->capture_default_str()
-      ->check(integer_at_least(0, "a seed for initialisation and shuffling"));
-  t->add_flag("--no-shuffle", f.no_shuffle, "Take batches in file order");
-  t->add_option("--eval-every", f.eval_every, "Evaluate every K steps (default: each epoch)");
-  t->add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
-  t->add_option("--save", f.save, "Save the final parameters (.npz)");
-  t->add_option("--metrics", f.metrics, "Write one JSON line per step");
-  t->add_option("--allreduce", f.allreduce,
-                "auto | naive | ring | tree | halving_doubling | native | nccl (--device cuda)")
-      ->capture_default_str();
-  t->add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
-      ->capture_default_str();
-  t->add_flag("--quiet,-q", f.quiet, "No progress bar");
-  t->add_option("--trace", f.trace, "Write a Chrome trace (open in ui.perfetto.dev)");
-  add_sim_flags(*t, f.sim);
+void add_train_options(CLI::App& command, TrainFlags& f, unsigned groups) {
+  sim::add_run_flags(command, f.run, groups, sim::RunSpec{});
+  command.add_flag("--quiet,-q", f.quiet, "No progress bar");
 }
 
-int run_train(const TrainFlags& f) {
-  const Clock::time_point start = Clock::now();
-  sim::ClusterOptions options = build_cluster_options(f.sim);
-  if (f.backend == "mpi") check_mpi_flags(f.sim);
-  set_blas_threads(1);  // every node is a thread already
-  // Flags, data and --init, checked before any node starts (shared with dsgd node).
-  const TrainInputs inputs = load_train_inputs(f);
-  const TrainConfig& config = inputs.config;
-  const Dataset& data = inputs.data;
-  const std::vector<NamedTensor>& init = inputs.init;
-  // The checkpoint to resume from, checked against this run; MPI checks the world later.
-  const CheckpointPlan plan = plan_checkpoints(
-      f.checkpoint, config, data, f.backend == "sim" ? options.nodes : std::max(f.sim.nodes, 0));
-  std::string last_checkpoint;  // written by rank 0's thread
+TrainInputs load_inputs(const sim::RunSpec& spec) {
+  TrainConfig config = sim::train_config(spec);
+  config.device = make_device_factory(spec, config);  // checks --device before the data
+  return load_train_inputs(config, spec.data, spec.init);
+}
+
+namespace {
+
+// What rank 0 reports to the command line as the run goes, and writes at its end.
+struct RankZeroOutputs {
   std::unique_ptr<MetricsWriter> metrics;
-  if (!f.metrics.empty()) metrics = std::make_unique<MetricsWriter>(f.metrics);
-  Progress progress(total_steps(config, data), f.quiet);
+  Progress progress;
+  std::string last_checkpoint;  // written by rank 0's thread
+};
+
+TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec, const CheckpointPlan& plan,
+                           RankZeroOutputs& out) {
+  TrainHooks hooks;
+  if (comm.rank() != 0) return hooks;
+  hooks.on_step = [&out](const StepMetrics& m) {
+    if (out.metrics) out.metrics->write(m);
+    out.progress.update(m);
+  };
+  const sim::CheckpointSpec& c = spec.outputs.checkpoint;
+  if (c.every > 0) {  // every rank holds the same state: rank 0 writes it
+    CheckpointConfig saved = plan.run_config;
+    saved.world = comm.size();
+    hooks.checkpoint_every = c.every;
+    hooks.on_checkpoint = [&out, &c, saved](const TrainState& state) {
+      out.last_checkpoint = save_checkpoint(c.dir, {saved, state}, c.keep);
+    };
+  }
+  return hooks;
+}
+
+std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
+  if (spec.outputs.trace.empty()) return "";
+  if (spec.backend == sim::Backend::mpi)
+    return fmt::format("{} (one file per rank: join them with dsgd trace merge)", path);
+  return fmt::format("{} (open in ui.perfetto.dev)", path);
+}
+
+std::string what_ran(const sim::RunSpec& spec, int world) {
+  const bool sim = spec.backend == sim::Backend::sim;
+  return fmt::format("dsgd train on {} {} {}", world, sim ? "simulated" : "MPI",
+                     sim ? (world == 1 ? "node" : "nodes") : (world == 1 ? "rank" : "ranks"));
+}
+
+}  // namespace
+
+int run_train(const TrainFlags& flags) {
+  const Clock::time_point start = Clock::now();
+  const sim::RunSpec spec = sim::build_run_spec(flags.run, sim::RunSpec{});
+  set_blas_threads(1);                           // every node is a thread already
+  const TrainInputs inputs = load_inputs(spec);  // checked before any node starts
+  const bool sim = spec.backend == sim::Backend::sim;
+  // The checkpoint to resume from, checked against this run; MPI checks the world later.
+  const CheckpointPlan plan =
+      plan_checkpoints(spec.outputs.checkpoint, inputs.config, inputs.data, spec.cluster.nodes);
+  RankZeroOutputs out{.progress = Progress(total_steps(inputs.config, inputs.data), flags.quiet)};
+  if (!spec.outputs.metrics.empty())
+    out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
   ChromeTraceWriter trace;
-  if (!f.trace.empty()) options.events = &trace;
+  sim::ClusterOptions options{spec.cluster};
+  if (!spec.outputs.trace.empty()) options.events = &trace;
 
   TrainResult result;
-  bool hosts_rank0 = false;
   int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace
-  auto trace_path = [&] { return f.backend == "mpi" ? per_rank_path(f.trace, mpi_rank) : f.trace; };
-  const RunChecks checks{.config_hash = config_fingerprint(config),
-                         .data_hash = dataset_fingerprint(data),
-                         .nodes = f.sim.nodes};
+  auto trace_path = [&] {
+    return sim ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
+  };
+  const RunChecks checks{.config_hash = config_fingerprint(inputs.config),
+                         .data_hash = dataset_fingerprint(inputs.data),
+                         .nodes = spec.cluster.nodes};
+  bool hosts_rank0 = false;
   try {
     hosts_rank0 = run_on_backend(
-        f.backend, options,
+        sim::to_string(spec.backend), options,
         [&](Communicator& comm) {
-          if (f.backend == "mpi") mpi_rank = comm.rank();
+          if (!sim) mpi_rank = comm.rank();
           check_world(plan, comm.size());
-          TrainHooks hooks;
-          if (comm.rank() == 0)
-            hooks.on_step = [&](const StepMetrics& m) {
-              if (metrics) metrics->write(m);
-              progress.update(m);
-            };
-          if (comm.rank() == 0 && f.checkpoint.every > 0) {  // every rank holds the same state
-            CheckpointConfig saved = plan.run_config;
-            saved.world = comm.size();
-            hooks.checkpoint_every = f.checkpoint.every;
-            hooks.on_checkpoint = [&, saved](const TrainState& state) {
-              last_checkpoint =
-                  save_checkpoint(f.checkpoint.dir, {saved, state}, f.checkpoint.keep);
-            };
-          }
-          TrainResult r = train(comm, data, config, f.init.empty() ? nullptr : &init, hooks,
-                                plan.resume ? &plan.resume->state : nullptr);
+          TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
+                                          plan.resume ? &plan.resume->state : nullptr);
           if (comm.rank() == 0) result = std::move(r);
         },
         checks);
   } catch (...) {
-    progress.finish();
+    out.progress.finish();
     // A trace of a failed run is what explains it: write what there is.
-    if (!f.trace.empty() && trace.size() > 0) trace.write(trace_path());
+    if (!spec.outputs.trace.empty() && trace.size() > 0) trace.write(trace_path());
     throw;
   }
-  progress.finish();
-  if (!f.trace.empty()) trace.write(trace_path());
+  out.progress.finish();
+  if (!spec.outputs.trace.empty()) trace.write(trace_path());
   if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
-  if (!f.save.empty()) write_npz(f.save, result.params);
-  if (metrics) metrics->commit();
-  print_summary(f, data, config, result, options,
-                std::chrono::duration<double>(Clock::now() - start).count());
+  if (!spec.outputs.save.empty()) write_npz(spec.outputs.save, result.params);
+  if (out.metrics) out.metrics->commit();
+  RunReport report{.what = what_ran(spec, result.world),
+                   .spec = spec,
+                   .data = inputs.data,
+                   .result = result,
+                   .total_s = std::chrono::duration<double>(Clock::now() - start).count(),
+                   .trace = trace_note(spec, trace_path())};
   if (plan.resume)
-    fmt::print("  resumed from     {} (step {})\n", plan.resume_path, plan.resume->state.step);
-  if (!last_checkpoint.empty())
-    fmt::print("  checkpoints      {} (newest {} kept)\n", last_checkpoint, f.checkpoint.keep);
-  if (!f.save.empty()) fmt::print("  saved            {}\n", f.save);
-  if (!f.metrics.empty()) fmt::print("  metrics          {}\n", f.metrics);
-  if (!f.trace.empty() && f.backend == "mpi")
-    fmt::print("  trace            {} (one file per rank: join them with dsgd trace merge)\n",
-               trace_path());
-  else if (!f.trace.empty())
-    fmt::print("  trace            {} (open in ui.perfetto.dev)\n", f.trace);
+    report.resumed = fmt::format("{} (step {})", plan.resume_path, plan.resume->state.step);
+  if (!out.last_checkpoint.empty())
+    report.checkpoints =
+        fmt::format("{} (newest {} kept)", out.last_checkpoint, spec.outputs.checkpoint.keep);
+  print_summary(report);
   return kExitOk;
 }
 

@@ -211,7 +211,7 @@ void LessonSession::start(int number, lessons::Lang lang, double speed) {
   stop();
   // The links of the GUI's default run: slow enough to watch a message travel.
   SimSettings sim;
-  sim.nodes = info.default_nodes;
+  sim.run.cluster.nodes = info.default_nodes;
   auto run = std::make_unique<Run>(info, lang, text, info.default_nodes);
   run->options = cluster_options(sim);
   run->links = link_views(sim);

@@ -12,8 +12,7 @@
 namespace dsgd::gui {
 
 struct GuiOptions {
-  SimSettings sim;
-  std::string scenario;        // TOML (assets/scenarios), applied to sim
+  SimSettings sim;             // the run (flags of `dsgd train`, --scenario) and its pace
   std::string replay;          // a Chrome trace from `dsgd train --trace`
   std::string replay_metrics;  // optional metrics JSONL for the replay's loss curve
   int lesson = 0;              // > 0: open this lesson (as `dsgd lesson N`) in step mode
@@ -29,7 +28,7 @@ struct GuiOptions {
   int64_t min_steps = 0;   // headless: before the last frame wait for this many steps
   int step_messages = 0;   // headless: deliver this many messages in step mode first
   double seek = -1;        // replay: put the cursor at this fraction (0..1) and pause
-  double timeout_s = 120;  // headless: give up waiting for min_steps after this
+  double timeout_s = 120;  // headless (--wait): give up waiting for min_steps after this
 };
 
 // UsageError naming the flag for bad values; the help text for -h is thrown as HelpRequested.

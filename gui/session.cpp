@@ -9,6 +9,7 @@
 #include "core/comm/collectives.h"
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "core/train/train_inputs.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "sim/network.h"
@@ -47,31 +48,24 @@ size_t EventRecorder::total() const {
 // ---------------------------------------------------------------------------------------
 
 sim::ClusterOptions cluster_options(const SimSettings& s) {
-  sim::ClusterOptions o;
-  if (s.scenario) sim::apply(*s.scenario, o);
-  o.nodes = s.nodes;
-  o.network.link = {.latency_s = s.latency_s,
-                    .bandwidth_Bps = s.bandwidth_Bps,
-                    .jitter_s = s.jitter_s,
-                    .loss = s.loss};
-  o.network.seed = s.seed + 1;
-  for (const auto& [rank, factor] : s.stragglers) {
-    if (rank < 0 || rank >= s.nodes) continue;
-    sim::NodeOptions& n = o.node_overrides.try_emplace(rank, o.node).first->second;
-    n.straggler = factor;
+  return s.run.cluster;
+}
+
+SnapshotInputs snapshot_inputs(const sim::RunSpec& run) {
+  const int nodes = run.cluster.nodes;
+  SnapshotInputs in{.world = nodes, .time_base = TimeBase::wall, .algorithm = run.allreduce};
+  in.stragglers.assign(nodes, 1.0);
+  in.crash_steps.assign(nodes, 0);
+  for (const auto& [rank, node] : run.cluster.node_overrides) {
+    if (rank < 0 || rank >= nodes) continue;
+    in.stragglers[rank] = node.straggler;
+    in.crash_steps[rank] = node.crash_at_step.value_or(0);
   }
-  for (const auto& [rank, step] : s.crashes) {
-    if (rank < 0 || rank >= s.nodes || step <= 0) continue;
-    sim::NodeOptions& n = o.node_overrides.try_emplace(rank, o.node).first->second;
-    n.crash_at_step = step;
-  }
-  // The user may pause for as long as they like; a deadline of an hour never fires in class.
-  o.timeout = std::chrono::hours(1);
-  return o;
+  return in;
 }
 
 std::vector<LinkView> link_views(const SimSettings& settings) {
-  const sim::ClusterOptions o = cluster_options(settings);
+  const sim::ClusterOptions& o = settings.run.cluster;
   const int world = o.nodes;
   std::vector<LinkView> out(static_cast<size_t>(world) * world);
   const sim::Network network(o.network, world);
@@ -105,7 +99,8 @@ struct SimSession::Run {
   std::vector<LinkView> links;
   std::atomic<bool> stop{false}, finished{false};
   std::atomic<int64_t> steps_done{0}, pause_after{0};
-  mutable std::mutex mutex;  // curve, error
+  std::atomic<int64_t> total_steps{0};  // known once the data are loaded
+  mutable std::mutex mutex;             // curve, error
   Curve curve;
   std::string error;
   std::thread thread;
@@ -116,16 +111,12 @@ struct SimSession::Run {
 };
 
 void SimSession::Run::train_body(sim::ClusterOptions& options) {
-  const Dataset data = load_dataset(settings.data);
-  TrainConfig config;
-  config.model = ModelSpec::parse(settings.model);
-  config.global_batch = settings.batch;
-  config.sgd.lr = settings.lr;
-  config.steps = settings.steps;
-  config.seed = settings.seed;
-  config.allreduce = settings.algorithm;
-  config.eval_every = std::max<int64_t>(10, settings.steps / 30);
-  validate(config, data);
+  TrainInputs inputs =
+      load_train_inputs(sim::train_config(settings.run), settings.run.data, settings.run.init);
+  total_steps = dsgd::total_steps(inputs.config, inputs.data);
+  // About 30 points on the curves, unless the flags asked for a schedule.
+  if (inputs.config.eval_every == 0)
+    inputs.config.eval_every = std::max<int64_t>(10, total_steps / 30);
   sim::run_cluster(options, [&](Communicator& comm) {
     TrainHooks hooks;
     hooks.on_step = [&](const StepMetrics& m) {
@@ -146,19 +137,20 @@ void SimSession::Run::train_body(sim::ClusterOptions& options) {
       }
       if (stop) throw StopRun{};
     };
-    train(comm, data, config, nullptr, hooks);
+    run_training_on(comm, inputs, hooks);
   });
 }
 
 void SimSession::Run::demo_body(sim::ClusterOptions& options) {
-  const int elements = settings.demo_elements > 0 ? settings.demo_elements : 2 * settings.nodes;
+  const int elements =
+      settings.demo_elements > 0 ? settings.demo_elements : 2 * settings.run.cluster.nodes;
   sim::run_cluster(options, [&](Communicator& comm) {
     std::vector<float> data(elements);
-    for (int64_t round = 0; round < settings.steps; ++round) {
+    for (int64_t round = 0; round < settings.run.steps; ++round) {
       if (stop) throw StopRun{};
       for (int i = 0; i < elements; ++i)
         data[i] = demo_value(comm.rank(), i);
-      all_reduce(comm, data, ReduceOp::SUM, {.algorithm = settings.algorithm});
+      all_reduce(comm, data, ReduceOp::SUM, {.algorithm = settings.run.allreduce});
       if (comm.rank() == 0) steps_done = round + 1;
       // Leave the averaged values on screen a moment before the next round starts over.
       for (int i = 0; i < 30 && !stop; ++i)
@@ -196,8 +188,9 @@ SimSession::~SimSession() {
 }
 
 void SimSession::start(const SimSettings& settings) {
-  if (settings.nodes < 1 || settings.nodes > sim::kMaxNodes)
-    throw UsageError(fmt::format("nodes {}: choose 1 to {}", settings.nodes, sim::kMaxNodes));
+  const int nodes = settings.run.cluster.nodes;
+  if (nodes < 1 || nodes > sim::kMaxNodes)
+    throw UsageError(fmt::format("nodes {}: choose 1 to {}", nodes, sim::kMaxNodes));
   stop();
   settings_ = settings;
   pending_message_steps_ = 0;
@@ -304,19 +297,11 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
     return s;
   }
   const SimSettings& set = run_->settings;
-  SnapshotInputs in{.world = set.nodes,
-                    .time_base = TimeBase::wall,
-                    .now_s = run_->control.clock().now_s(),
-                    .links = run_->links,
-                    .algorithm = set.algorithm};
-  in.stragglers.assign(set.nodes, 1.0);
-  in.crash_steps.assign(set.nodes, 0);
-  for (const auto& [r, f] : set.stragglers)
-    if (r >= 0 && r < set.nodes) in.stragglers[r] = f;
-  for (const auto& [r, st] : set.crashes)
-    if (r >= 0 && r < set.nodes) in.crash_steps[r] = st;
+  SnapshotInputs in = snapshot_inputs(set.run);
+  in.now_s = run_->control.clock().now_s();
+  in.links = run_->links;
   if (set.mode == RunMode::allreduce_demo)
-    in.demo_elements = set.demo_elements > 0 ? set.demo_elements : 2 * set.nodes;
+    in.demo_elements = set.demo_elements > 0 ? set.demo_elements : 2 * set.run.cluster.nodes;
   Snapshot s = build_snapshot(run_->recorder.tail(limits_.snapshot_events), in);
   s.view = view;
   s.curves = history_;
@@ -332,7 +317,7 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
   c.step_mode = run_->control.step_mode();
   c.speed = run_->control.clock().speed();
   c.step = run_->steps_done;
-  c.total_steps = set.steps;
+  c.total_steps = set.mode == RunMode::train ? run_->total_steps.load() : set.run.steps;
   c.settings = settings_;
   c.status = !s.error.empty() ? "failed"
              : run_->finished ? "finished"

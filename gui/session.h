@@ -83,5 +83,7 @@ class SimSession {
 sim::ClusterOptions cluster_options(const SimSettings& settings);
 // The links of `settings` as the views show them: world * world, [src * world + dst].
 std::vector<LinkView> link_views(const SimSettings& settings);
+// What a run description tells the snapshot: world, algorithm, stragglers, crash steps.
+SnapshotInputs snapshot_inputs(const sim::RunSpec& run);
 
 }  // namespace dsgd::gui

@@ -8,13 +8,45 @@ const char* to_string(RunMode mode) {
   return mode == RunMode::train ? "training" : "all_reduce demo";
 }
 
+sim::RunSpec gui_run_defaults() {
+  sim::RunSpec d;
+  d.model = "mlp:32";
+  d.steps = 300;
+  d.epochs = 0;
+  d.allreduce = Algorithm::ring;
+  d.cluster.network.link = {.latency_s = 2e-3, .bandwidth_Bps = 125e6};
+  d.cluster.timeout = std::chrono::hours(1);
+  return d;
+}
+
 std::string describe(const SimSettings& s) {
-  std::string out = std::string(to_string(s.algorithm)) + ", " + std::to_string(s.nodes) +
-                    " nodes, " + format_seconds(s.latency_s);
-  if (s.bandwidth_Bps > 0) out += ", " + format_bytes(s.bandwidth_Bps) + "/s";
-  if (!s.stragglers.empty()) out += ", straggler";
-  if (!s.scenario_name.empty()) out += " (" + s.scenario_name + ")";
-  return out;
+  return sim::describe_run(s.run);
+}
+
+double straggler_of(const sim::RunSpec& run, int rank) {
+  auto it = run.cluster.node_overrides.find(rank);
+  return it == run.cluster.node_overrides.end() ? 1.0 : it->second.straggler;
+}
+
+std::optional<int64_t> crash_step_of(const sim::RunSpec& run, int rank) {
+  auto it = run.cluster.node_overrides.find(rank);
+  if (it == run.cluster.node_overrides.end()) return std::nullopt;
+  return it->second.crash_at_step;
+}
+
+namespace {
+// The rank's override, made from the default node when it has none yet.
+sim::NodeOptions& node_of(sim::RunSpec& run, int rank) {
+  return run.cluster.node_overrides.try_emplace(rank, run.cluster.node).first->second;
+}
+}  // namespace
+
+void set_straggler(sim::RunSpec& run, int rank, double factor) {
+  node_of(run, rank).straggler = factor;
+}
+
+void set_crash_step(sim::RunSpec& run, int rank, std::optional<int64_t> step) {
+  node_of(run, rank).crash_at_step = step;
 }
 
 const char* to_string(Layout layout) {

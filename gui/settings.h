@@ -1,5 +1,6 @@
-// What the user can choose: the settings a simulated run starts with (SimSettings) and how
-// the views look (ViewSettings). Plain values, copied into every Snapshot so that draw
+// What the user can choose: the settings a simulated run starts with (SimSettings: a run
+// description, as every command takes, and the window's own), and how the views look
+// (ViewSettings). Plain values, copied into every Snapshot so that draw
 // functions can show them; changed only by draining Commands (commands.h).
 // Not the simulation itself: SimSession (session.h) turns SimSettings into a run.
 #pragma once
@@ -10,39 +11,34 @@
 #include <string>
 
 #include "core/comm/collectives.h"
-#include "sim/scenario.h"
+#include "sim/run_spec.h"
 
 namespace dsgd::gui {
 
 enum class RunMode { train, allreduce_demo };
 const char* to_string(RunMode mode);
 
+// The window's own defaults where the flags say nothing: links slow enough that a message
+// is seen to travel (2 ms, 1 Gbit/s), the ring, a small model for 300 steps, and a deadline
+// of an hour (the teacher may pause for as long as they like).
+sim::RunSpec gui_run_defaults();
+
 struct SimSettings {
   RunMode mode = RunMode::train;
-  int nodes = 4;
-  Algorithm algorithm = Algorithm::ring;
-  // The default link is slow enough that messages are visible at speed 1.
-  double latency_s = 2e-3;
-  double bandwidth_Bps = 125e6;  // 1 Gbit/s; 0 = unlimited
-  double jitter_s = 0;
-  double loss = 0;
-  std::map<int, double> stragglers;  // rank -> compute slow-down factor
-  std::map<int, int64_t> crashes;    // rank -> the step at which it dies
-  std::string model = "mlp:32";
-  std::string data = "synthetic";
-  float lr = 0.1f;
-  int64_t batch = 256;    // global
-  int64_t steps = 300;    // training steps, or all_reduce rounds in the demo
-  int demo_elements = 0;  // floats per rank in the demo; 0 = 2 per rank
-  double speed = 1.0;     // network clock speed (0.001 .. 1000)
+  sim::RunSpec run = gui_run_defaults();  // model, data, SGD, nodes, network, faults, ...
+  int demo_elements = 0;                  // floats per rank in the demo; 0 = 2 per rank
+  double speed = 1.0;                     // network clock speed (0.001 .. 1000)
   bool step_mode = false;
-  uint64_t seed = 0;
-  std::optional<sim::Scenario> scenario;  // its network and faults replace the link fields
-  std::string scenario_name;              // for labels
 };
 
 // A short label for curves and the title bar: "ring, 4 nodes, 2 ms, 1 Gbit/s".
 std::string describe(const SimSettings& settings);
+
+// The faults the controls panel toggles, per rank of the next run.
+double straggler_of(const sim::RunSpec& run, int rank);  // 1: none
+void set_straggler(sim::RunSpec& run, int rank, double factor);
+std::optional<int64_t> crash_step_of(const sim::RunSpec& run, int rank);
+void set_crash_step(sim::RunSpec& run, int rank, std::optional<int64_t> step);
 
 enum class Layout { automatic, ring, star, grid };
 const char* to_string(Layout layout);

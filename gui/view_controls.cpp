@@ -49,6 +49,99 @@ void run_controls(const Snapshot& s, Commands& commands) {
   ImGui::Text("status: %s", c.status.c_str());
 }
 
+// The network of the next run: latency, bandwidth, jitter, loss of every link.
+bool link_editor(sim::LinkSpec& link) {
+  bool changed = false;
+  float latency_ms = static_cast<float>(link.latency_s * 1e3);
+  if (ImGui::SliderFloat("latency", &latency_ms, 0.0f, 100.0f, "%.2f ms",
+                         ImGuiSliderFlags_Logarithmic)) {
+    link.latency_s = latency_ms * 1e-3;
+    changed = true;
+  }
+  const double bandwidths[] = {0, 1.25e6, 12.5e6, 125e6, 1.25e9};
+  int bw =
+      static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), link.bandwidth_Bps) -
+                       std::begin(bandwidths));
+  if (bw >= 5) bw = 3;
+  if (ImGui::Combo("bandwidth", &bw,
+                   "unlimited\0"
+                   "10 Mbit/s\0"
+                   "100 Mbit/s\0"
+                   "1 Gbit/s\0"
+                   "10 Gbit/s\0")) {
+    link.bandwidth_Bps = bandwidths[bw];
+    changed = true;
+  }
+  float jitter_ms = static_cast<float>(link.jitter_s * 1e3);
+  if (ImGui::SliderFloat("jitter", &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
+    link.jitter_s = jitter_ms * 1e-3;
+    changed = true;
+  }
+  float loss = static_cast<float>(link.loss * 100);
+  if (ImGui::SliderFloat("loss", &loss, 0.0f, 10.0f, "%.1f %%")) {
+    link.loss = loss / 100;
+    changed = true;
+  }
+  return changed;
+}
+
+// What the next run trains: model, learning rate, batch, steps.
+bool training_editor(sim::RunSpec& run) {
+  bool changed = false;
+  const char* models[] = {"softmax", "mlp:32", "mlp:64", "mlp:128,64"};
+  int model = static_cast<int>(std::find_if(std::begin(models), std::end(models),
+                                            [&](const char* m) { return run.model == m; }) -
+                               std::begin(models));
+  if (ImGui::Combo("model", &model, models, 4) && model < 4) {
+    run.model = models[model];
+    changed = true;
+  }
+  ImGui::Text("dataset: %s", run.data.c_str());
+  changed |=
+      ImGui::SliderFloat("lr", &run.sgd.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
+  int batch = static_cast<int>(run.batch), steps = static_cast<int>(run.steps);
+  if (ImGui::SliderInt("batch", &batch, 16, 1024)) {
+    run.batch = batch;
+    changed = true;
+  }
+  if (ImGui::SliderInt("steps", &steps, 1, 2000)) {
+    run.steps = steps;
+    run.epochs = 0;
+    changed = true;
+  }
+  return changed;
+}
+
+// Faults, per rank: a straggler (3x slower) or a crash a few steps into the next run.
+bool fault_editor(sim::RunSpec& run, int64_t step_now) {
+  bool changed = false;
+  ImGui::Separator();
+  ImGui::TextUnformatted("faults (next run)");
+  for (int r = 0; r < std::min(run.cluster.nodes, 16); ++r) {
+    ImGui::PushID(r);
+    const bool slow = straggler_of(run, r) != 1.0;
+    const std::optional<int64_t> crash = crash_step_of(run, r);
+    ImGui::Text("rank %2d", r);
+    ImGui::SameLine();
+    if (ImGui::SmallButton(slow ? "straggler x3 [on]" : "straggler x3")) {
+      set_straggler(run, r, slow ? 1.0 : 3.0);
+      changed = true;
+    }
+    ImGui::SameLine();
+    if (ImGui::SmallButton(crash ? "crash [on]" : "crash")) {
+      set_crash_step(run, r,
+                     crash ? std::nullopt : std::optional(std::max<int64_t>(2, step_now + 10)));
+      changed = true;
+    }
+    if (crash) {
+      ImGui::SameLine();
+      ImGui::Text("at step %lld", static_cast<long long>(*crash));
+    }
+    ImGui::PopID();
+  }
+  return changed;
+}
+
 // Edits of the next run's settings live in ViewSettings::draft until "Restart".
 void settings_editor(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
@@ -59,94 +152,19 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     d.mode = mode == 0 ? RunMode::train : RunMode::allreduce_demo;
     changed = true;
   }
-  changed |= ImGui::SliderInt("nodes", &d.nodes, 1, 32);
+  changed |= ImGui::SliderInt("nodes", &d.run.cluster.nodes, 1, 32);
   const Algorithm algorithms[] = {Algorithm::ring, Algorithm::naive, Algorithm::tree,
-                                  Algorithm::halving_doubling};
-  int alg = static_cast<int>(std::find(std::begin(algorithms), std::end(algorithms), d.algorithm) -
-                             std::begin(algorithms));
-  if (ImGui::Combo("algorithm", &alg, "ring\0naive\0tree\0halving_doubling\0")) {
-    d.algorithm = algorithms[alg];
+                                  Algorithm::halving_doubling, Algorithm::automatic};
+  int alg =
+      static_cast<int>(std::find(std::begin(algorithms), std::end(algorithms), d.run.allreduce) -
+                       std::begin(algorithms));
+  if (ImGui::Combo("algorithm", &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
+    d.run.allreduce = algorithms[alg];
     changed = true;
   }
-  float latency_ms = static_cast<float>(d.latency_s * 1e3);
-  if (ImGui::SliderFloat("latency", &latency_ms, 0.0f, 100.0f, "%.2f ms",
-                         ImGuiSliderFlags_Logarithmic)) {
-    d.latency_s = latency_ms * 1e-3;
-    changed = true;
-  }
-  const double bandwidths[] = {0, 1.25e6, 12.5e6, 125e6, 1.25e9};
-  int bw =
-      static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), d.bandwidth_Bps) -
-                       std::begin(bandwidths));
-  if (bw >= 5) bw = 3;
-  if (ImGui::Combo("bandwidth", &bw,
-                   "unlimited\0"
-                   "10 Mbit/s\0"
-                   "100 Mbit/s\0"
-                   "1 Gbit/s\0"
-                   "10 Gbit/s\0")) {
-    d.bandwidth_Bps = bandwidths[bw];
-    changed = true;
-  }
-  float jitter_ms = static_cast<float>(d.jitter_s * 1e3);
-  if (ImGui::SliderFloat("jitter", &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
-    d.jitter_s = jitter_ms * 1e-3;
-    changed = true;
-  }
-  float loss = static_cast<float>(d.loss * 100);
-  if (ImGui::SliderFloat("loss", &loss, 0.0f, 10.0f, "%.1f %%")) {
-    d.loss = loss / 100;
-    changed = true;
-  }
-  const char* models[] = {"softmax", "mlp:32", "mlp:64", "mlp:128,64"};
-  int model = static_cast<int>(std::find_if(std::begin(models), std::end(models),
-                                            [&](const char* m) { return d.model == m; }) -
-                               std::begin(models));
-  if (ImGui::Combo("model", &model, models, 4) && model < 4) {
-    d.model = models[model];
-    changed = true;
-  }
-  ImGui::Text("dataset: %s", d.data.c_str());
-  changed |= ImGui::SliderFloat("lr", &d.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
-  int batch = static_cast<int>(d.batch), steps = static_cast<int>(d.steps);
-  if (ImGui::SliderInt("batch", &batch, 16, 1024)) {
-    d.batch = batch;
-    changed = true;
-  }
-  if (ImGui::SliderInt("steps", &steps, 1, 2000)) {
-    d.steps = steps;
-    changed = true;
-  }
-
-  // Faults, per rank: a straggler (3x slower) or a crash a few steps into the next run.
-  ImGui::Separator();
-  ImGui::TextUnformatted("faults (next run)");
-  for (int r = 0; r < std::min(d.nodes, 16); ++r) {
-    ImGui::PushID(r);
-    const bool slow = d.stragglers.count(r) > 0, dead = d.crashes.count(r) > 0;
-    ImGui::Text("rank %2d", r);
-    ImGui::SameLine();
-    if (ImGui::SmallButton(slow ? "straggler x3 [on]" : "straggler x3")) {
-      if (slow)
-        d.stragglers.erase(r);
-      else
-        d.stragglers[r] = 3.0;
-      changed = true;
-    }
-    ImGui::SameLine();
-    if (ImGui::SmallButton(dead ? "crash [on]" : "crash")) {
-      if (dead)
-        d.crashes.erase(r);
-      else
-        d.crashes[r] = std::max<int64_t>(2, s.controls.step + 10);
-      changed = true;
-    }
-    if (dead) {
-      ImGui::SameLine();
-      ImGui::Text("at step %lld", static_cast<long long>(d.crashes[r]));
-    }
-    ImGui::PopID();
-  }
+  changed |= link_editor(d.run.cluster.network.link);
+  changed |= training_editor(d.run);
+  changed |= fault_editor(d.run, s.controls.step);
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
   if (ImGui::Button("Restart with these settings", ImVec2(-1, 0)))
     commands.push(Command{.kind = CommandKind::restart, .settings = d});

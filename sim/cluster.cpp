@@ -28,6 +28,11 @@ std::string describe(const std::exception_ptr& error) {
 
 }  // namespace
 
+const NodeOptions& ClusterOptions::node_of(int rank) const {
+  auto it = node_overrides.find(rank);
+  return it != node_overrides.end() ? it->second : node;
+}
+
 void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
   using namespace std::chrono_literals;
   const int n = options.nodes;
@@ -45,10 +50,7 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
   std::vector<std::unique_ptr<SimNode>> nodes;
   nodes.reserve(n);
   for (int r = 0; r < n; ++r) {
-    auto it = options.node_overrides.find(r);
-    const NodeOptions& node_options =
-        it != options.node_overrides.end() ? it->second : options.node;
-    nodes.push_back(std::make_unique<SimNode>(r, n, node_options, network, control.clock()));
+    nodes.push_back(std::make_unique<SimNode>(r, n, options.node_of(r), network, control.clock()));
     nodes.back()->set_timeout(options.timeout);
     nodes.back()->set_events(options.events);
     nodes.back()->set_epoch(epoch);

@@ -18,6 +18,8 @@ namespace dsgd::sim {
 
 inline constexpr int kMaxNodes = 256;
 
+// The cluster a run describes (values: part of the run description, run_spec.h), and what
+// a launch wires to it (observers, the GUI's controls: null in a description).
 struct ClusterOptions {
   int nodes = 4;
   NetworkConfig network;                      // links, topology, jitter, loss, outages
@@ -27,6 +29,9 @@ struct ClusterOptions {
   EventSink* events = nullptr;                // shared by all nodes; must be thread-safe
   SimControl* control = nullptr;              // pause, speed, step mode (optional)
   bool detect_deadlock = true;
+
+  // The options of `rank`: its override, else the default node's.
+  const NodeOptions& node_of(int rank) const;
 };
 
 using NodeFunction = std::function<void(Communicator&)>;

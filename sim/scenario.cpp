@@ -303,7 +303,7 @@ Scenario load_scenario(const std::string& path) {
   return parse_scenario(text.str(), path);
 }
 
-void add_straggler(Scenario& s, const std::string& text) {
+void add_straggler(ClusterOptions& c, const std::string& text) {
   int rank = -1;
   double factor = 0;
   const auto colon = text.find(':');
@@ -316,11 +316,11 @@ void add_straggler(Scenario& s, const std::string& text) {
         fmt::format("--straggler '{}': write RANK:FACTOR with a factor from 1 to "
                     "1000, e.g. 2:3 (rank 2 computes 3x slower)",
                     text));
-  auto [it, _] = s.faults.try_emplace(rank, s.node);
+  auto [it, _] = c.node_overrides.try_emplace(rank, c.node);
   it->second.straggler = factor;
 }
 
-void add_crash(Scenario& s, const std::string& text) {
+void add_crash(ClusterOptions& c, const std::string& text) {
   const auto at = text.find('@');
   int rank = -1;
   bool ok = at != std::string::npos &&
@@ -329,7 +329,7 @@ void add_crash(Scenario& s, const std::string& text) {
   const std::string when = ok ? text.substr(at + 1) : "";
   int64_t step = 0;
   NodeOptions* node = nullptr;
-  if (ok) node = &s.faults.try_emplace(rank, s.node).first->second;
+  if (ok) node = &c.node_overrides.try_emplace(rank, c.node).first->second;
   if (ok &&
       std::from_chars(when.data(), when.data() + when.size(), step).ptr ==
           when.data() + when.size() &&
@@ -348,11 +348,11 @@ void add_crash(Scenario& s, const std::string& text) {
       fmt::format("--crash '{}': write RANK@STEP (e.g. 1@20) or RANK@TIME (e.g. 1@1.5s)", text));
 }
 
-void apply(const Scenario& s, ClusterOptions& options) {
-  if (s.nodes) options.nodes = *s.nodes;
-  options.network = s.network;
-  options.node = s.node;
-  options.node_overrides = s.faults;
+void apply(const Scenario& s, ClusterOptions& c) {
+  if (s.nodes) c.nodes = *s.nodes;
+  c.network = s.network;
+  c.node = s.node;
+  c.node_overrides = s.faults;
 }
 
 }  // namespace dsgd::sim

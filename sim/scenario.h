@@ -28,10 +28,10 @@ Scenario parse_scenario(std::string_view text, const std::string& source_name);
 
 // Fault flags as the CLI writes them: "--straggler 2:3" (rank 2 three times slower),
 // "--crash 1@20" (rank 1 dies when step 20 begins) or "--crash 1@1.5s" (at 1.5 s).
-void add_straggler(Scenario& scenario, const std::string& text);
-void add_crash(Scenario& scenario, const std::string& text);
+void add_straggler(ClusterOptions& cluster, const std::string& text);
+void add_crash(ClusterOptions& cluster, const std::string& text);
 
-// Fills options (network, node, overrides, nodes if set) from the scenario.
-void apply(const Scenario& scenario, ClusterOptions& options);
+// Fills the cluster (network, node, overrides, nodes if set) from the scenario.
+void apply(const Scenario& scenario, ClusterOptions& cluster);
 
 }  // namespace dsgd::sim

@@ -73,10 +73,11 @@ double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTe
 
 TrainResult train_with(const std::string& device, int nodes, const Dataset& data,
                        TrainConfig config, const std::string& allreduce = "auto") {
-  cli::TrainFlags flags;
-  flags.device = device;
-  flags.allreduce = allreduce;
-  config.device = cli::make_device_factory(flags, config);
+  sim::RunSpec spec;
+  spec.device = device;
+  spec.nccl = allreduce == "nccl";
+  spec.allreduce = spec.nccl ? Algorithm::automatic : parse_algorithm(allreduce);
+  config.device = cli::make_device_factory(spec, config);
   TrainResult result;
   sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
     TrainResult r = train(comm, data, config);
@@ -226,7 +227,7 @@ TEST_CASE("CUDA and cuBLAS failures throw CudaError naming the call", "[cuda]") 
 }
 
 TEST_CASE("device cuda:K past the last GPU is a usage error", "[cuda]") {
-  cli::TrainFlags flags;
+  sim::RunSpec flags;
   flags.device = "cuda:4096";
   CHECK_THROWS_AS(cli::make_device_factory(flags, TrainConfig{}), UsageError);
   flags.device = "cuda";
@@ -263,7 +264,7 @@ TEST_CASE("allreduce nccl matches the CPU after 50 steps, one rank per GPU", "[c
   INFO(nodes << " simulated ranks, NCCL " << version);
   const TrainResult cpu = train_with("cpu", nodes, data, config);
   const TrainResult gpu = train_with("cuda", nodes, data, config, "nccl");
-  CHECK(gpu.device_all_reduce == "NCCL " + version);
+  CHECK(gpu.gradient_reducer == "NCCL " + version);
   const double rel = max_rel_diff(gpu.params, cpu.params);
   INFO("max relative difference " << rel);
   CHECK(rel <= 1e-4);
@@ -311,6 +312,6 @@ TEST_CASE("allreduce nccl with two ranks on one GPU is a usage error on every ra
                     Catch::Contains("ranks 0 and 1 are on the same GPU"));
   // auto on simulated nodes never picks NCCL: the gradients cross the simulated network.
   const TrainResult shared = train_with("cuda:0", 2, data, config, "auto");
-  CHECK(shared.device_all_reduce.empty());
+  CHECK(shared.gradient_reducer.empty());
 }
 #endif

@@ -336,10 +336,10 @@ TEST_CASE("commands queue up and drain once", "[gui]") {
 
 TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gui]") {
   SimSettings settings;
-  settings.steps = 6;
-  settings.model = "softmax";
-  settings.batch = 64;
-  settings.latency_s = 1e-4;
+  settings.run.steps = 6;
+  settings.run.model = "softmax";
+  settings.run.batch = 64;
+  settings.run.cluster.network.link.latency_s = 1e-4;
   SimSession session;
   session.start(settings);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -363,7 +363,7 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
   // Step mode: nothing moves until a message is stepped; then pause and restart.
   settings.mode = RunMode::allreduce_demo;
   settings.step_mode = true;
-  settings.steps = 1;
+  settings.run.steps = 1;
   session.start(settings);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   s = session.snapshot({});
@@ -395,11 +395,11 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
 
 TEST_CASE("a crash fault ends the run with an error shown, not a hang", "[gui]") {
   SimSettings settings;
-  settings.steps = 20;
-  settings.model = "softmax";
-  settings.batch = 64;
-  settings.latency_s = 1e-4;
-  settings.crashes[2] = 3;
+  settings.run.steps = 20;
+  settings.run.model = "softmax";
+  settings.run.batch = 64;
+  settings.run.cluster.network.link.latency_s = 1e-4;
+  set_crash_step(settings.run, 2, 3);
   SimSession session;
   session.start(settings);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -416,17 +416,29 @@ TEST_CASE("dsgd-gui options", "[gui]") {
   GuiOptions o = parse_gui_options({"--nodes", "6", "--latency", "5ms", "--straggler", "2:3",
                                     "--crash", "1@20", "--view", "topology", "--theme", "projector",
                                     "--mode", "allreduce"});
-  CHECK(o.sim.nodes == 6);
-  CHECK(o.sim.latency_s == Approx(5e-3));
-  CHECK(o.sim.stragglers.at(2) == 3.0);
-  CHECK(o.sim.crashes.at(1) == 20);
+  CHECK(o.sim.run.cluster.nodes == 6);
+  CHECK(o.sim.run.cluster.network.link.latency_s == Approx(5e-3));
+  CHECK(straggler_of(o.sim.run, 2) == 3.0);
+  CHECK(crash_step_of(o.sim.run, 1) == 20);
   CHECK(o.view == View::topology);
   CHECK(o.view_settings.ui_scale >= 1.5f);
   CHECK(o.sim.mode == RunMode::allreduce_demo);
   o = parse_gui_options(
       {"--scenario", std::string(DSGD_SOURCE_DIR) + "/assets/scenarios/straggler.toml"});
-  CHECK(o.sim.stragglers.at(2) == 3.0);
-  CHECK(o.sim.latency_s == Approx(1e-3));
+  CHECK(straggler_of(o.sim.run, 2) == 3.0);
+  CHECK(o.sim.run.cluster.network.link.latency_s == Approx(1e-3));
+  // The flags of `dsgd train`, with its meaning and checks: a crash at a time, a fault on a
+  // rank past the last refused (not skipped), the window's defaults where nothing is said.
+  o = parse_gui_options({"--crash", "1@1.5s", "--allreduce", "halving_doubling"});
+  REQUIRE(o.sim.run.cluster.node_overrides.count(1));
+  CHECK(o.sim.run.cluster.node_overrides.at(1).crash_at_s == Approx(1.5));
+  CHECK(o.sim.run.allreduce == Algorithm::halving_doubling);
+  CHECK(o.sim.run.cluster.network.link.latency_s == Approx(2e-3));
+  CHECK(o.sim.run.cluster.network.link.bandwidth_Bps == Approx(125e6));
+  CHECK(parse_gui_options({"--algorithm", "tree"}).sim.run.allreduce == Algorithm::tree);
+  CHECK_THROWS_WITH(parse_gui_options({"--nodes", "4", "--straggler", "7:2"}),
+                    Catch::Contains("rank 7"));
+  CHECK_THROWS_AS(parse_gui_options({"--nodes", "300"}), UsageError);
   CHECK_THROWS_AS(parse_gui_options({"--view", "nope"}), UsageError);
   CHECK_THROWS_AS(parse_gui_options({"--headless"}), UsageError);
   CHECK_THROWS_AS(parse_gui_options({"--straggler", "x"}), UsageError);

@@ -43,18 +43,6 @@ TEST_CASE("per_rank_path puts the rank before the extension") {
   CHECK(cli::per_rank_path("trace", 12) == "trace.rank12");
 }
 
-TEST_CASE("check_mpi_flags refuses the simulator's network flags") {
-  cli::SimFlags f;
-  f.nodes = 4;
-  f.timeout = "5s";
-  CHECK_NOTHROW(cli::check_mpi_flags(f));  // --nodes and --timeout mean something on MPI
-  f.latency = "2ms";
-  CHECK_THROWS_WITH(cli::check_mpi_flags(f), Catch::Contains("--latency is for simulated"));
-  f.latency.clear();
-  f.crashes = {"1@20"};
-  CHECK_THROWS_AS(cli::check_mpi_flags(f), UsageError);
-}
-
 #ifdef DSGD_HAVE_MPI
 TEST_CASE("preflight names every rank that differs from rank 0, with its host") {
   using mpi::RankIdentity;

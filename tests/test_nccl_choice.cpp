@@ -9,11 +9,13 @@
 #include <limits>
 #include <mutex>
 
-#include "cli/nccl_choice.h"
 #include "cli_runner.h"
 #include "core/comm/byte_floats.h"
 #include "core/errors.h"
 #include "sim/cluster.h"
+#ifdef DSGD_HAVE_CUDA
+#include "core/cuda/nccl_choice.h"
+#endif
 #ifdef DSGD_HAVE_NCCL
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
@@ -21,7 +23,9 @@
 #endif
 
 using namespace dsgd;
-using namespace dsgd::cli;
+
+#ifdef DSGD_HAVE_CUDA
+using namespace dsgd::cuda;
 
 namespace {
 
@@ -33,34 +37,6 @@ NcclPeer peer(uint8_t gpu, bool loaded = true) {
 }
 
 }  // namespace
-
-TEST_CASE("bytes survive the trip through floats, every value and odd lengths", "[nccl]") {
-  std::vector<uint8_t> bytes(257);
-  for (size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = static_cast<uint8_t>(255 - i % 256);
-  const std::vector<float> floats = bytes_to_floats(bytes);
-  CHECK(floats.size() == 129);
-  for (float f : floats)
-    CHECK((f >= 0 && f <= 65535 && std::floor(f) == f));
-  std::vector<uint8_t> back(bytes.size(), 0);
-  floats_to_bytes(floats, back);
-  CHECK(back == bytes);
-}
-
-TEST_CASE("a float message that bytes_to_floats did not make is refused", "[nccl]") {
-  std::vector<uint8_t> out(4);
-  const float bad[] = {65536.0f, -1.0f, 0.5f, std::numeric_limits<float>::quiet_NaN()};
-  for (float f : bad) {
-    INFO("value " << f);
-    const std::vector<float> message{1.0f, f};
-    CHECK_THROWS_AS(floats_to_bytes(message, out), CommError);
-  }
-  CHECK_THROWS_AS(floats_to_bytes(std::vector<float>(3, 0.0f), out), CommError);  // 3 != 2
-  std::vector<uint8_t> odd(3);
-  CHECK_THROWS_AS(floats_to_bytes(std::vector<float>{1.0f, 256.0f}, odd), CommError);
-  floats_to_bytes(std::vector<float>{258.0f, 255.0f}, odd);
-  CHECK(odd == std::vector<uint8_t>{2, 1, 255});
-}
 
 TEST_CASE("allreduce auto picks NCCL by itself only on MPI ranks", "[nccl]") {
   CHECK(nccl_request("nccl", false) == NcclRequest::required);
@@ -115,6 +91,36 @@ TEST_CASE("the NCCL decision: automatic falls back, required says why not", "[nc
   CHECK_THROWS_WITH(decide_nccl(NcclRequest::required, missing, 0, ""),
                     Catch::Contains("rank 1 cannot load NCCL;"));
   CHECK_THROWS_AS(decide_nccl(NcclRequest::required, missing, 0, ""), UsageError);
+}
+
+#endif  // DSGD_HAVE_CUDA: the decision lives in core/cuda
+
+TEST_CASE("bytes survive the trip through floats, every value and odd lengths", "[nccl]") {
+  std::vector<uint8_t> bytes(257);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(255 - i % 256);
+  const std::vector<float> floats = bytes_to_floats(bytes);
+  CHECK(floats.size() == 129);
+  for (float f : floats)
+    CHECK((f >= 0 && f <= 65535 && std::floor(f) == f));
+  std::vector<uint8_t> back(bytes.size(), 0);
+  floats_to_bytes(floats, back);
+  CHECK(back == bytes);
+}
+
+TEST_CASE("a float message that bytes_to_floats did not make is refused", "[nccl]") {
+  std::vector<uint8_t> out(4);
+  const float bad[] = {65536.0f, -1.0f, 0.5f, std::numeric_limits<float>::quiet_NaN()};
+  for (float f : bad) {
+    INFO("value " << f);
+    const std::vector<float> message{1.0f, f};
+    CHECK_THROWS_AS(floats_to_bytes(message, out), CommError);
+  }
+  CHECK_THROWS_AS(floats_to_bytes(std::vector<float>(3, 0.0f), out), CommError);  // 3 != 2
+  std::vector<uint8_t> odd(3);
+  CHECK_THROWS_AS(floats_to_bytes(std::vector<float>{1.0f, 256.0f}, odd), CommError);
+  floats_to_bytes(std::vector<float>{258.0f, 255.0f}, odd);
+  CHECK(odd == std::vector<uint8_t>{2, 1, 255});
 }
 
 TEST_CASE("dsgd train --allreduce nccl on the CPU is one line and exit 2", "[nccl][cli]") {

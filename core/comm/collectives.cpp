@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/comm/collective_scope.h"
 #include "core/comm/cost_model.h"
 #include "core/errors.h"
 
@@ -46,26 +47,6 @@ void copy_floats(std::span<const float> from, std::span<float> to) {
   if (!from.empty() && from.data() != to.data())
     std::memmove(to.data(), from.data(), from.size_bytes());
 }
-
-// Marks a collective in the event stream (trace slices, GUI, lessons).
-class CollectiveScope {
- public:
-  CollectiveScope(Communicator& comm, const char* op, size_t bytes)
-      : comm_(comm), op_(op), bytes_(bytes) {
-    if (comm_.events())
-      comm_.emit({.kind = EventKind::collective_begin, .bytes = bytes_, .op = op_});
-  }
-  ~CollectiveScope() {
-    if (comm_.events()) comm_.emit({.kind = EventKind::collective_end, .bytes = bytes_, .op = op_});
-  }
-  CollectiveScope(const CollectiveScope&) = delete;
-  CollectiveScope& operator=(const CollectiveScope&) = delete;
-
- private:
-  Communicator& comm_;
-  const char* op_;
-  size_t bytes_;
-};
 
 // The one algorithm of every op but all_reduce.
 Algorithm own_algorithm(CollectiveOp op) {

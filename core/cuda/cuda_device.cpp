@@ -2,6 +2,8 @@
 // P = parameters, E = extra gradient slots, L = Linear layers.
 #include "core/cuda/cuda_device.h"
 
+#include "core/comm/collective_scope.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -209,7 +211,7 @@ std::span<float> CudaDevice::gradients(std::span<const int64_t> rows, float grad
   return {mlp_->grad_buffer(), static_cast<size_t>(total)};
 }
 
-std::string CudaDevice::all_reduce_name() const {
+std::string CudaDevice::gradient_reducer() const {
 #ifdef DSGD_HAVE_NCCL
   return nccl_name_;
 #else
@@ -217,15 +219,17 @@ std::string CudaDevice::all_reduce_name() const {
 #endif
 }
 
-void CudaDevice::all_reduce(std::span<float> grads) {
+void CudaDevice::reduce_gradients(Communicator& comm, std::span<float> grads, Algorithm algorithm) {
 #ifdef DSGD_HAVE_NCCL
   if (nccl_) {
+    // No message crosses the Communicator; the trace still shows the all_reduce.
+    CollectiveScope scope(comm, "all_reduce", grads.size_bytes());
     select();
     nccl_->all_reduce_sum(grads.data(), grads.size(), stream_->get());
     return;
   }
 #endif
-  ComputeDevice::all_reduce(grads);  // throws: the Communicator sums these gradients
+  ComputeDevice::reduce_gradients(comm, grads, algorithm);
 }
 
 void CudaDevice::update(std::span<float> extra) {

@@ -71,8 +71,8 @@ class CudaDevice : public ComputeDevice {
   void set_momentum(std::span<const float> values) override;
   bool get_momentum(std::span<float> values) override;
   std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) override;
-  std::string all_reduce_name() const override;
-  void all_reduce(std::span<float> grads) override;
+  std::string gradient_reducer() const override;
+  void reduce_gradients(Communicator& comm, std::span<float> grads, Algorithm algorithm) override;
   void update(std::span<float> extra) override;
   LossSum evaluate_test(int64_t begin, int64_t end) override;
 

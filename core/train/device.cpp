@@ -4,14 +4,18 @@
 
 #include "core/comm/collectives.h"
 #include "core/data/sampler.h"
-#include "core/train/trainer.h"
 
 namespace dsgd {
 
-Evaluation evaluate_on_device(Communicator& comm, ComputeDevice& device, const Dataset& data) {
+void ComputeDevice::reduce_gradients(Communicator& comm, std::span<float> grads,
+                                     Algorithm algorithm) {
+  all_reduce(comm, grads, ReduceOp::SUM, {.algorithm = algorithm});
+}
+
+Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data) {
   auto [begin, end] = DataParallelSampler::slice(data.test.size(), comm.rank(), comm.size());
   const LossSum s = device.evaluate_test(begin, end);
-  // The same reduction as evaluate(): two floats, summed over ranks.
+  // Two floats, summed over ranks.
   std::vector<float> sums{static_cast<float>(s.loss), static_cast<float>(s.correct)};
   all_reduce(comm, sums, ReduceOp::SUM);
   Evaluation e;

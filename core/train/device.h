@@ -1,19 +1,20 @@
-// ComputeDevice: where a rank's forward, backward and SGD update run when it is not the
-// CPU (core/cuda/ implements it for CUDA). The trainer keeps its CPU Mlp for the seeded
-// initialisation, the broadcast and the final parameters; the device holds the working copy.
+// ComputeDevice: where a rank's forward, backward and SGD update run: the CPU (CpuDevice,
+// core/train/cpu_device.h) or a GPU (core/cuda/). The trainer keeps its CPU Mlp for the
+// seeded initialisation, the broadcast and the final parameters; the device holds the
+// working copy (for the CPU, that Mlp itself).
 // Not a backend: gradients cross ranks through the Communicator's all_reduce, unless the
-// devices sum them among themselves (NCCL: all_reduce_name() says so).
+// devices sum them among themselves (NCCL: reduce_gradients and gradient_reducer say so).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "core/comm/communicator.h"
+#include "core/comm/collectives.h"
 #include "core/data/dataset.h"
 #include "core/nn/loss.h"
 #include "core/nn/sgd.h"
@@ -43,14 +44,14 @@ class ComputeDevice {
   // device memory where the caller said its all_reduce reads device memory (CUDA-aware
   // MPI, one rank). Valid until the next call.
   virtual std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) = 0;
+  // The all_reduce (SUM, in place, over every rank, waited for) of what gradients()
+  // returned. By default the Communicator's, with `algorithm`; a device whose GPUs sum among
+  // themselves (NCCL) does it there, inside the same CollectiveScope, so that traces and
+  // lessons see one all_reduce either way.
+  virtual void reduce_gradients(Communicator& comm, std::span<float> grads, Algorithm algorithm);
   // Who sums the gradients when the devices do it themselves ("NCCL 2.28.9"); "" when the
-  // Communicator's all_reduce is to do it, as it does for the CPU.
-  virtual std::string all_reduce_name() const { return ""; }
-  // Where all_reduce_name() is not empty: the devices' all_reduce (SUM, in place) of what
-  // gradients() returned, over every rank, waited for.
-  virtual void all_reduce(std::span<float> grads) {
-    throw std::logic_error("ComputeDevice::all_reduce: this device has no all_reduce of its own");
-  }
+  // Communicator does (reduce_gradients' default), as for the CPU.
+  virtual std::string gradient_reducer() const { return ""; }
   // After the all_reduce of gradients(): the SGD update on the device. Writes the reduced
   // extra slots (E) to `extra`.
   virtual void update(std::span<float> extra) = 0;
@@ -66,8 +67,12 @@ using DeviceFactory = std::function<std::unique_ptr<ComputeDevice>(
     Communicator& comm, const std::vector<int64_t>& sizes, const SgdOptions& sgd,
     int64_t extra_slots)>;
 
-struct Evaluation;
-// evaluate() on a device: each rank its slice of the test split, one all_reduce of the sums.
-Evaluation evaluate_on_device(Communicator& comm, ComputeDevice& device, const Dataset& data);
+// Mean loss and accuracy on the test split: each rank evaluates its slice on its device, one
+// all_reduce combines the sums.
+struct Evaluation {
+  double loss = 0;
+  std::optional<double> accuracy;
+};
+Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data);
 
 }  // namespace dsgd

@@ -56,7 +56,7 @@ struct TrainResult {
   std::optional<double> test_loss, test_accuracy;
   double wall_s = 0, compute_s = 0, comm_s = 0;
   uint64_t bytes_sent = 0;
-  std::string device_all_reduce;    // "NCCL 2.28.9" where the devices summed the gradients
+  std::string gradient_reducer;     // "NCCL 2.28.9" where the devices summed the gradients
   std::vector<NamedTensor> params;  // final parameters (identical on every rank)
 };
 
@@ -99,14 +99,5 @@ void validate(const TrainConfig& config, const Dataset& data);
 TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& config,
                   const std::vector<NamedTensor>* init = nullptr, const TrainHooks& hooks = {},
                   const TrainState* resume = nullptr);
-
-// Mean loss and accuracy of the model on `split`, each rank evaluating a slice and one
-// all_reduce combining them.
-struct Evaluation {
-  double loss = 0;
-  std::optional<double> accuracy;
-};
-Evaluation evaluate(Communicator& comm, Mlp& model, const Dataset& data, const Split& split,
-                    bool mse_loss);
 
 }  // namespace dsgd

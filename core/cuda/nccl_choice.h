@@ -12,7 +12,7 @@
 
 #include "core/comm/communicator.h"
 
-namespace dsgd::cli {
+namespace dsgd::cuda {
 
 enum class NcclRequest {
   off,        // --allreduce naive, ring, ...: the Communicator sums
@@ -38,4 +38,4 @@ std::vector<NcclPeer> gather_nccl_peers(Communicator& comm, const NcclPeer& mine
 bool decide_nccl(NcclRequest request, const std::vector<NcclPeer>& peers, int my_rank,
                  const std::string& why_not_here);
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::cuda

@@ -1,4 +1,4 @@
-#include "cli/nccl_choice.h"
+#include "core/cuda/nccl_choice.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "core/comm/collectives.h"
 #include "core/errors.h"
 
-namespace dsgd::cli {
+namespace dsgd::cuda {
 
 NcclRequest nccl_request(const std::string& allreduce, bool mpi_backend) {
   if (allreduce == "nccl") return NcclRequest::required;
@@ -56,4 +56,4 @@ bool decide_nccl(NcclRequest request, const std::vector<NcclPeer>& peers, int my
   return true;
 }
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::cuda

@@ -1,0 +1,64 @@
+#include "cli/summary.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/device_choice.h"
+
+namespace dsgd::cli {
+namespace {
+
+void print_outcome(const TrainResult& r, double total_s) {
+  fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
+  if (r.test_accuracy)
+    fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
+               r.test_loss.value_or(0));
+  else if (r.test_loss)
+    fmt::print("  test loss        {:.4f}\n", *r.test_loss);
+  fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
+             r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
+}
+
+void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
+  const bool sim = spec.backend == sim::Backend::sim;
+  if (spec.device != "cpu") fmt::print("  device           {}\n", describe_device(spec, r.world));
+  if (!r.gradient_reducer.empty())
+    fmt::print("  gradients        summed on the GPUs by {} (not through the {})\n",
+               r.gradient_reducer, sim ? "simulated network" : "MPI library");
+  const double busy = r.compute_s + r.comm_s;
+  fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
+             r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
+  if (!sim) return;
+  fmt::print("  network          {}, all-reduce {}\n", sim::describe_network(spec.cluster),
+             r.gradient_reducer.empty() ? to_string(spec.allreduce) : "nccl");
+  if (r.model_s >= 0)
+    fmt::print(
+        "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
+        "nodes)\n",
+        r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), spec.cluster.node.gflops);
+}
+
+void print_files(const RunReport& report) {
+  const sim::Outputs& out = report.spec.outputs;
+  if (!report.resumed.empty()) fmt::print("  resumed from     {}\n", report.resumed);
+  if (!report.checkpoints.empty()) fmt::print("  checkpoints      {}\n", report.checkpoints);
+  if (!out.save.empty()) fmt::print("  saved            {}\n", out.save);
+  if (!out.metrics.empty()) fmt::print("  metrics          {}\n", out.metrics);
+  if (!report.trace.empty()) fmt::print("  trace            {}\n", report.trace);
+}
+
+}  // namespace
+
+void print_summary(const RunReport& report) {
+  const TrainResult& r = report.result;
+  const Dataset& data = report.data;
+  fmt::print("\n{}: {} on {} ({} train / {} test), global batch {}, {} steps\n", report.what,
+             ModelSpec::parse(report.spec.model).str(), data.name, data.train.size(),
+             data.test.size(), report.spec.batch, r.steps);
+  print_outcome(r, report.total_s);
+  print_communication(report.spec, r);
+  print_files(report);
+}
+
+}  // namespace dsgd::cli

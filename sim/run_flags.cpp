@@ -1,0 +1,360 @@
+// Sections: [options] [checks] [cluster] [run].
+#include "sim/run_flags.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/data/dataset.h"
+#include "core/errors.h"
+#include "sim/link_model.h"
+#include "sim/scenario.h"
+
+namespace dsgd::sim {
+
+// ---------------------------------------------------------------------------------------
+// [options]
+// ---------------------------------------------------------------------------------------
+
+RunFlags run_flags(const RunSpec& d) {
+  RunFlags f;
+  f.backend = to_string(d.backend);
+  f.model = d.model;
+  f.data = d.data;
+  f.batch = d.batch;
+  f.lr = d.sgd.lr;
+  f.momentum = d.sgd.momentum;
+  f.weight_decay = d.sgd.weight_decay;
+  f.nesterov = d.sgd.nesterov;
+  f.seed = d.seed;
+  f.no_shuffle = !d.shuffle;
+  f.eval_every = d.eval_every;
+  f.allreduce = allreduce_name(d);
+  f.device = d.device;
+  f.checkpoint.keep = d.outputs.checkpoint.keep;
+  return f;
+}
+
+namespace {
+
+void add_training_flags(CLI::App& t, RunFlags& f) {
+  t.add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
+  t.add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
+  t.add_option("--batch", f.batch, "Global batch size, split across the nodes")
+      ->capture_default_str();
+  t.add_option("--lr", f.lr, "Learning rate")->capture_default_str();
+  t.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
+  t.add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str();
+  t.add_flag("--nesterov", f.nesterov, "Nesterov momentum");
+  t.add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)")
+      ->check(integer_at_least(1, "SGD steps; leave --steps out for 5 epochs"));
+  t.add_option("--epochs", f.epochs, "Passes over the training data (default 5)")
+      ->check(integer_at_least(1, "passes over the data; the default is 5"));
+  t.add_option("--seed", f.seed, "Seed for initialisation and shuffling")
+      ->capture_default_str()
+      ->check(integer_at_least(0, "a seed for initialisation and shuffling"));
+  t.add_flag("--no-shuffle", f.no_shuffle, "Take batches in file order");
+  t.add_option("--eval-every", f.eval_every, "Evaluate every K steps (default: each epoch)");
+  t.add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
+  t.add_option("--allreduce", f.allreduce,
+               "auto | naive | ring | tree | halving_doubling | native | nccl (--device cuda)")
+      ->capture_default_str();
+  t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
+      ->capture_default_str();
+}
+
+void add_cluster_flags(CLI::App& t, RunFlags& f, const std::string& timeout_default) {
+  t.add_option("--nodes", f.nodes, "Number of simulated nodes, 1-256 (default 4)");
+  t.add_option("--scenario", f.scenario, "Cluster scenario (TOML, see assets/scenarios/)");
+  t.add_option("--topology", f.topology, "mesh | switch | racks");
+  t.add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (default 0)");
+  t.add_option("--bandwidth", f.bandwidth,
+               "Link bandwidth, e.g. 1Gbit or 100MB/s (default unlimited)");
+  t.add_option("--jitter", f.jitter, "Extra one-way delay, uniform in [0, J], e.g. 200us");
+  t.add_option("--loss", f.loss, "Probability a message is lost and resent after 200 ms");
+  t.add_option("--straggler", f.stragglers, "RANK:FACTOR, e.g. 2:3 (repeatable)");
+  t.add_option("--crash", f.crashes, "RANK@STEP or RANK@TIME, e.g. 1@20 or 1@1.5s (repeatable)");
+  t.add_option("--timeout", f.timeout,
+               fmt::format("Deadline of every blocking call (default {})", timeout_default));
+}
+
+void add_output_flags(CLI::App& t, RunFlags& f) {
+  t.add_option("--save", f.save, "Save the final parameters (.npz)");
+  t.add_option("--metrics", f.metrics, "Write one JSON line per step");
+  t.add_option("--trace", f.trace, "Write a Chrome trace (open in ui.perfetto.dev)");
+}
+
+void add_checkpoint_flags(CLI::App& t, CheckpointSpec& c) {
+  t.add_option("--checkpoint-every", c.every,
+               "Write a checkpoint every K steps into --checkpoint-dir (rank 0 writes)");
+  t.add_option("--checkpoint-dir", c.dir,
+               "Directory of checkpoints ckpt-NNNNNNNNNN.npz (created when missing)");
+  t.add_option("--keep-checkpoints", c.keep, "Keep the newest N checkpoints")
+      ->capture_default_str();
+  t.add_option_function<std::string>(
+       "--resume",
+       [&c](const std::string& path) {
+         c.resume = true;
+         c.resume_path = path;
+       },
+       "Continue from the newest intact checkpoint in --checkpoint-dir, or from the file "
+       "PATH; the final parameters equal an uninterrupted run's, bit for bit")
+      ->expected(0, 1)
+      ->type_name("[PATH]");
+}
+
+}  // namespace
+
+void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpec& defaults) {
+  flags = run_flags(defaults);
+  if (groups & kBackendFlag)
+    app.add_option("--backend", flags.backend, "sim (simulated nodes over loopback TCP) or mpi")
+        ->check(CLI::IsMember({"sim", "mpi"}))
+        ->capture_default_str();
+  if (groups & kTrainingFlags) add_training_flags(app, flags);
+  if (groups & kClusterFlags)
+    add_cluster_flags(app, flags, fmt::format("{:g}s", defaults.cluster.timeout.count() / 1e3));
+  if (groups & kOutputFlags) add_output_flags(app, flags);
+  if (groups & kCheckpointFlags) add_checkpoint_flags(app, flags.checkpoint);
+}
+
+CLI::Validator integer_at_least(int64_t min, const std::string& hint) {
+  return CLI::Validator(
+      [min, hint](std::string& text) -> std::string {
+        const char* end = text.data() + text.size();
+        bool ok = false;
+        if (min >= 0) {  // unsigned, so that every uint64 seed fits; from_chars refuses '-'
+          uint64_t v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= static_cast<uint64_t>(min);
+        } else {
+          int64_t v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= min;
+        }
+        if (ok) return {};
+        return fmt::format("'{}' is not allowed; use a whole number of {} or more ({})", text, min,
+                           hint);
+      },
+      fmt::format("INT>={}", min));
+}
+
+// ---------------------------------------------------------------------------------------
+// [checks]
+// ---------------------------------------------------------------------------------------
+
+void check_output_path(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: directory '{}' does not exist; create it first", flag,
+                                 path, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(
+        fmt::format("{} {}: directory '{}' is not writable", flag, path, dir.string()));
+  if (std::filesystem::is_directory(p, ec))
+    throw UsageError(fmt::format("{} {}: is a directory; give a file name", flag, path));
+}
+
+namespace {
+
+void check_checkpoint_flags(const CheckpointSpec& c) {
+  if (c.every < 0)
+    throw UsageError(fmt::format(
+        "--checkpoint-every {}: give a number of steps >= 1 (or leave it out)", c.every));
+  if (c.every > 0 && c.dir.empty())
+    throw UsageError(fmt::format(
+        "--checkpoint-every {} needs --checkpoint-dir DIR to write them into", c.every));
+  if (c.keep < 1)
+    throw UsageError(fmt::format("--keep-checkpoints {}: keep at least 1 checkpoint", c.keep));
+  if (!c.dir.empty() && c.every == 0 && !c.resume)
+    throw UsageError(fmt::format(
+        "--checkpoint-dir {} is given but nothing uses it: add --checkpoint-every K to write "
+        "checkpoints, or --resume to continue from one",
+        c.dir));
+  if (c.resume && c.resume_path.empty() && c.dir.empty())
+    throw UsageError(
+        "--resume needs --checkpoint-dir DIR (to take its newest checkpoint) or a file: "
+        "--resume PATH");
+}
+
+// --backend mpi runs on a real network with mpirun's ranks: the simulator's network and
+// fault flags mean nothing there. --nodes and --timeout stay.
+void check_mpi_flags(const RunFlags& f) {
+  const std::pair<const char*, bool> sim_only[] = {
+      {"--scenario", !f.scenario.empty()},    {"--topology", !f.topology.empty()},
+      {"--latency", !f.latency.empty()},      {"--bandwidth", !f.bandwidth.empty()},
+      {"--jitter", !f.jitter.empty()},        {"--loss", !f.loss.empty()},
+      {"--straggler", !f.stragglers.empty()}, {"--crash", !f.crashes.empty()},
+  };
+  for (const auto& [flag, given] : sim_only)
+    if (given)
+      throw UsageError(
+          fmt::format("{} is for simulated nodes; with --backend mpi the network "
+                      "is the real one: drop {} or use --backend sim",
+                      flag, flag));
+}
+
+void check_ranks(const ClusterOptions& c) {
+  for (const auto& [rank, _] : c.node_overrides)
+    if (rank >= c.nodes)
+      throw UsageError(fmt::format("a fault names rank {}, but there are only {} nodes (0..{})",
+                                   rank, c.nodes, c.nodes - 1));
+  for (const auto& o : c.network.outages)
+    for (auto [a, b] : o.links)
+      if (a >= c.nodes || b >= c.nodes)
+        throw UsageError(fmt::format("an outage names rank {}, but there are only {} nodes",
+                                     std::max(a, b), c.nodes));
+}
+
+double parse_loss(const std::string& text) {
+  double loss = -1;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), loss);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(loss >= 0 && loss <= 0.5))
+    throw UsageError(fmt::format("--loss '{}': give a probability from 0 to 0.5, e.g. 0.01", text));
+  return loss;
+}
+
+std::chrono::milliseconds parse_timeout(const std::string& text) {
+  const double s = text.starts_with('-') ? -1 : parse_duration_s(text, "--timeout");
+  if (s <= 0)
+    throw UsageError(fmt::format("--timeout '{}': the deadline must be positive, e.g. 30s", text));
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(s * 1000)));
+}
+
+// ---------------------------------------------------------------------------------------
+// [cluster]
+// ---------------------------------------------------------------------------------------
+
+// The link flags given, over what the scenario or the defaults said.
+void apply_link_flags(const RunFlags& f, NetworkConfig& n) {
+  if (!f.topology.empty()) {
+    try {
+      n.topology = parse_topology(f.topology);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--topology: {}", e.what()));
+    }
+  }
+  if (!f.latency.empty()) n.link.latency_s = parse_duration_s(f.latency, "--latency");
+  if (!f.bandwidth.empty()) n.link.bandwidth_Bps = parse_bandwidth_Bps(f.bandwidth, "--bandwidth");
+  if (!f.jitter.empty()) n.link.jitter_s = parse_duration_s(f.jitter, "--jitter");
+  if (!f.loss.empty()) n.link.loss = parse_loss(f.loss);
+}
+
+ClusterOptions build_cluster(const RunFlags& f, const ClusterOptions& defaults, Backend backend) {
+  ClusterOptions c = defaults;
+  if (!f.timeout.empty()) c.timeout = parse_timeout(f.timeout);
+  if (backend == Backend::mpi) {
+    check_mpi_flags(f);
+    c.nodes = f.nodes == -1 ? 0 : f.nodes;  // 0: as many as mpirun starts
+    return c;
+  }
+  std::optional<int> scenario_nodes;
+  if (!f.scenario.empty()) {
+    const Scenario s = load_scenario(f.scenario);
+    apply(s, c);
+    scenario_nodes = s.nodes;
+  }
+  for (const auto& text : f.stragglers)
+    add_straggler(c, text);
+  for (const auto& text : f.crashes)
+    add_crash(c, text);
+  apply_link_flags(f, c.network);
+  if (f.nodes != -1) c.nodes = f.nodes;
+  if (c.nodes < 1 || c.nodes > kMaxNodes)
+    throw UsageError(fmt::format("--nodes {}: use 1 to {} simulated nodes", c.nodes, kMaxNodes));
+  check_ranks(c);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// [run]
+// ---------------------------------------------------------------------------------------
+
+void read_allreduce(const std::string& text, const std::string& device, RunSpec& s) {
+  s.nccl = text == "nccl";
+  if (s.nccl) {
+    if (device == "cpu")
+      throw UsageError(
+          "--allreduce nccl sums the gradients on GPUs: add --device cuda, or use --allreduce "
+          "auto, naive, ring, tree, halving_doubling or native");
+    s.allreduce = Algorithm::automatic;
+    return;
+  }
+  try {
+    s.allreduce = parse_algorithm(text);
+  } catch (const UsageError&) {
+    throw UsageError(fmt::format(
+        "unknown algorithm '{}': use auto, naive, ring, tree, halving_doubling, native, or "
+        "nccl with --device cuda",
+        text));
+  }
+}
+
+// cpu, cuda (each rank its local rank's GPU) or cuda:K; whether this build and machine
+// have it is the device factory's to say.
+void check_device(const std::string& device) {
+  if (device == "cpu" || device == "cuda") return;
+  const std::string digits = device.starts_with("cuda:") ? device.substr(5) : "";
+  if (!digits.empty() && digits.size() <= 4 &&
+      digits.find_first_not_of("0123456789") == std::string::npos)
+    return;
+  throw UsageError(
+      fmt::format("--device {}: use --device cpu, --device cuda (each rank its local rank's "
+                  "GPU) or --device cuda:K",
+                  device));
+}
+
+void read_training(const RunFlags& f, RunSpec& s) {
+  s.backend = f.backend == "mpi" ? Backend::mpi : Backend::sim;
+  if (f.backend != "sim" && f.backend != "mpi")
+    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
+  ModelSpec::parse(f.model);  // UsageError naming the spec
+  s.model = f.model;
+  s.data = f.data;
+  s.init = f.init;
+  s.batch = f.batch;
+  if (!(f.lr > 0) || !std::isfinite(f.lr))
+    throw UsageError(fmt::format("--lr {}: the learning rate must be a positive number", f.lr));
+  s.sgd.lr = static_cast<float>(f.lr);
+  s.sgd.momentum = static_cast<float>(f.momentum);
+  s.sgd.weight_decay = static_cast<float>(f.weight_decay);
+  s.sgd.nesterov = f.nesterov;
+  if (f.steps > 0 && f.epochs > 0) throw UsageError("give --steps or --epochs, not both");
+  if (f.steps > 0) s.steps = f.steps, s.epochs = 0;
+  if (f.epochs > 0) s.steps = 0, s.epochs = f.epochs;
+  s.seed = f.seed;
+  s.shuffle = !f.no_shuffle;
+  s.eval_every = f.eval_every;
+  check_device(f.device);
+  s.device = f.device;
+  read_allreduce(f.allreduce, f.device, s);
+}
+
+void read_outputs(const RunFlags& f, RunSpec& s) {
+  check_output_path(f.save, "--save");
+  check_output_path(f.metrics, "--metrics");
+  check_output_path(f.trace, "--trace");
+  check_checkpoint_flags(f.checkpoint);
+  s.outputs = {.save = f.save, .metrics = f.metrics, .trace = f.trace, .checkpoint = f.checkpoint};
+}
+
+}  // namespace
+
+RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
+  RunSpec s = defaults;
+  read_training(f, s);
+  s.cluster = build_cluster(f, defaults.cluster, s.backend);
+  s.scenario = f.scenario.empty() ? defaults.scenario : f.scenario;
+  read_outputs(f, s);
+  return s;
+}
+
+}  // namespace dsgd::sim

@@ -1,0 +1,73 @@
+// The flags of a run description, shared by every command that starts a run (dsgd train,
+// node, lesson, bench) and by dsgd-gui: one set of names, help texts, limits and
+// messages. A command registers the groups it takes, parses, then builds its RunSpec with
+// build_run_spec: its own defaults, under the scenario's cluster, under the flags given.
+// Not a command line: each program owns its CLI::App; this only adds options to it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/run_spec.h"
+
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
+namespace dsgd::sim {
+
+// What the user typed. Cluster values stay text until build_run_spec reads them, so that
+// "not given" (empty) lets the scenario's value through.
+struct RunFlags {
+  // [training]
+  std::string backend = "sim";
+  std::string model, data, init;
+  int64_t batch = 0;
+  double lr = 0, momentum = 0, weight_decay = 0;
+  bool nesterov = false;
+  int64_t steps = 0, epochs = 0, eval_every = 0;
+  uint64_t seed = 0;
+  bool no_shuffle = false;
+  std::string allreduce, device;
+  // [cluster]
+  int nodes = -1;  // -1: not given
+  std::string scenario;
+  std::string topology, latency, bandwidth, jitter, loss, timeout;
+  std::vector<std::string> stragglers, crashes;
+  // [outputs]
+  std::string save, metrics, trace;
+  CheckpointSpec checkpoint;
+};
+
+enum FlagGroup : unsigned {
+  kTrainingFlags = 1,  // --model --data --batch --lr ... --allreduce --device
+  kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --crash --timeout
+  kOutputFlags = 4,    // --save --metrics --trace
+  kCheckpointFlags = 8,
+  kBackendFlag = 16,  // --backend sim|mpi
+};
+
+// The flags' values before parsing: `defaults` (so --help shows a command's own).
+RunFlags run_flags(const RunSpec& defaults);
+// Sets `flags` to run_flags(defaults) and adds the groups' options to `app`, writing into
+// `flags` (which must outlive parsing).
+void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpec& defaults);
+
+// The run the flags describe: `defaults`, then the scenario's cluster (--scenario), then
+// every flag given. One-line UsageError / DataError for a bad value, naming the flag:
+// nodes 1..256 (simulated), a fault or outage naming a rank past the last, a deadline
+// that is not positive, network flags with --backend mpi, --steps with --epochs, an output
+// whose directory is missing or not writable, inconsistent checkpoint flags.
+RunSpec build_run_spec(const RunFlags& flags, const RunSpec& defaults);
+
+// A check for an integer flag: a whole number >= min, so that an explicit 0 or a negative
+// value is refused ("--steps: 0 is not allowed; use 1 or more ...") instead of being read
+// as "not given". `hint` ends the message (what the flag means, its default).
+CLI::Validator integer_at_least(int64_t min, const std::string& hint);
+// UsageError for an output path whose directory is missing or not writable, so that a long
+// run does not fail at its very end.
+void check_output_path(const std::string& path, const char* flag);
+
+}  // namespace dsgd::sim

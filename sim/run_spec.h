@@ -1,0 +1,79 @@
+// RunSpec: everything that decides a run, as one value: what is trained (model, data, SGD,
+// length, seed), how gradients are summed (algorithm, device), where it runs (backend,
+// nodes, network, topology, faults, deadline) and what it writes. Built and validated in
+// one place (run_flags.h: flags over a scenario over a command's defaults); dsgd train,
+// dsgd node, dsgd lesson, dsgd bench and dsgd-gui all take it, and a trace records it
+// (run_spec_json) so that a replay shows the recorded run's settings.
+// Not a launcher: sim::run_cluster, dsgd node and the MPI backend run what it describes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/comm/collectives.h"
+#include "core/nn/sgd.h"
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+
+namespace dsgd::sim {
+
+enum class Backend { sim, mpi };
+const char* to_string(Backend backend);
+
+struct CheckpointSpec {
+  int64_t every = 0;  // write one every K steps; 0: none
+  std::string dir;
+  int keep = 3;  // the newest N are kept
+  bool resume = false;
+  std::string resume_path;  // empty: the newest intact one in dir
+};
+
+struct Outputs {
+  std::string save;     // final parameters (.npz)
+  std::string metrics;  // one JSON line per step
+  std::string trace;    // Chrome trace
+  CheckpointSpec checkpoint;
+};
+
+struct RunSpec {
+  Backend backend = Backend::sim;
+  // What is trained.
+  std::string model = "mlp:64";  // ModelSpec text
+  std::string data = "synthetic";
+  std::string init;  // parameters to start from (.npz); empty: seeded
+  int64_t batch = 256;
+  SgdOptions sgd{.lr = 0.1f, .momentum = 0.9f};
+  int64_t steps = 0;   // > 0: exactly this many ...
+  int64_t epochs = 5;  // ... else this many passes over the data
+  uint64_t seed = 0;
+  bool shuffle = true;
+  int64_t eval_every = 0;  // 0: at each epoch's end
+  // How the gradients are summed, and where each rank computes.
+  Algorithm allreduce = Algorithm::automatic;
+  bool nccl = false;           // the GPUs sum the gradients themselves (--allreduce nccl)
+  std::string device = "cpu";  // cpu | cuda | cuda:K
+  // Where it runs. On MPI ranks only `cluster.nodes` (0: as many as mpirun starts) and
+  // `cluster.timeout` mean anything: the network is the real one.
+  ClusterOptions cluster;
+  std::string scenario;  // the scenario file the cluster came from, "" for none
+  Outputs outputs;
+};
+
+// The trainer's configuration of `spec` (without a device factory: that needs the
+// backend, see cli/device_choice.h). One place, for every command and the GUI.
+TrainConfig train_config(const RunSpec& spec);
+// The --allreduce value: an algorithm's name, or "nccl".
+std::string allreduce_name(const RunSpec& spec);
+
+// "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).
+std::string describe_network(const ClusterOptions& cluster);
+// A short label for curves and titles: "ring, 4 nodes, 2 ms, 1 Gbit/s".
+std::string describe_run(const RunSpec& spec);
+
+// The run description as a JSON object (as a trace records it), and back. The reader
+// takes what it knows and fails with DataError naming `source` for malformed values.
+std::string run_spec_json(const RunSpec& spec);
+RunSpec run_spec_from_json(std::string_view json, const std::string& source);
+
+}  // namespace dsgd::sim
