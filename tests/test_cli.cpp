@@ -59,7 +59,7 @@ TEST_CASE("dsgd train runs with defaults and writes metrics and parameters", "[c
   CHECK(dir.listing() == "m.jsonl p.npz ");
 }
 
-TEST_CASE("same --init in, same names and shapes out; 3 nodes equal 1 node", "[cli][oracle]") {
+TEST_CASE("same --init in, same names and shapes out, 3 nodes equal 1 node", "[cli][oracle]") {
   TempDir dir;
   const std::string common =
       "train -q --model mlp:16 --data synthetic:train=600,test=60 --batch 50 --no-shuffle "

@@ -16,6 +16,7 @@
 #include "core/nn/model.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
+#include "skip.h"
 
 using namespace dsgd;
 using namespace dsgd::cuda;
@@ -313,5 +314,9 @@ TEST_CASE("allreduce nccl with two ranks on one GPU is a usage error on every ra
   // auto on simulated nodes never picks NCCL: the gradients cross the simulated network.
   const TrainResult shared = train_with("cuda:0", 2, data, config, "auto");
   CHECK(shared.gradient_reducer.empty());
+}
+#else
+TEST_CASE("allreduce nccl, its deadlines and its refusals", "[cuda][nccl]") {
+  DSGD_SKIP_UNLESS("nccl", false, "dsgd was built without NCCL (no nccl.h at configure time)");
 }
 #endif

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cli_runner.h"
+#include "skip.h"
 #ifdef DSGD_HAVE_CUDA
 #include "core/cuda/cuda_device.h"
 #endif
@@ -30,11 +31,16 @@ TEST_CASE("dsgd train --device cuda:K past the last GPU is one line and exit 2",
   CHECK_THAT(r.err, Catch::Contains("--device cpu") || Catch::Contains("--device cuda"));
 }
 
-TEST_CASE("dsgd train --device cuda without a GPU is one line and exit 2", "[cli][device]") {
+TEST_CASE("dsgd train --device gpu (no such device kind) is exit 2", "[cli][device]") {
   const CliResult bad = run_dsgd("train --device gpu --steps 1 -q");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--device cpu"));
-  if (have_gpu()) return;  // checked by dsgd_cuda_tests and bench/cuda_check.sh there
+}
+
+TEST_CASE("dsgd train --device cuda without a GPU is one line and exit 2", "[cli][device]") {
+  DSGD_SKIP_UNLESS("no-gpu", !have_gpu(),
+                   "a GPU is present, so --device cuda runs; dsgd_cuda_tests and "
+                   "bench/cuda_check.sh check it there");
   const CliResult r = run_dsgd("train --device cuda --steps 1 -q");
   CHECK(r.exit_code == 2);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);

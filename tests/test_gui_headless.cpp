@@ -2,12 +2,13 @@
 // trace (with its metrics), reads the PNGs back and checks each view's region is not blank
 // (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
 // malformed trace must show an error window, not crash.
-// Built only when xvfb-run exists (tests/CMakeLists.txt).
+// Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "gui/layout.h"
 #include "gui/png.h"
 #include "sim/cluster.h"
+#include "skip.h"
 
 using namespace dsgd;
 using namespace dsgd::gui;
@@ -25,6 +27,11 @@ using namespace dsgd::gui;
 namespace {
 
 constexpr int kWidth = 1280, kHeight = 720;
+
+#define SKIP_WITHOUT_XVFB()                                                              \
+  DSGD_SKIP_UNLESS("xvfb", std::string_view(DSGD_XVFB_RUN) != "",                        \
+                   "xvfb-run was not found at configure time; the window tests need it " \
+                   "(apt-get install xvfb, then reconfigure)")
 
 std::filesystem::path out_dir() {
   const auto dir = std::filesystem::temp_directory_path() / "dsgd_gui_headless";
@@ -96,6 +103,7 @@ void check_not_blank(const std::filesystem::path& png, View only) {
 }  // namespace
 
 TEST_CASE("every view renders for a running 4-node training", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
   const auto dir = out_dir();
   for (View v : {View::all, View::topology, View::convergence, View::timeline, View::gradients,
                  View::controls}) {
@@ -111,6 +119,7 @@ TEST_CASE("every view renders for a running 4-node training", "[gui][xvfb]") {
 }
 
 TEST_CASE("every view renders for a replayed trace", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
   const auto dir = out_dir();
   const std::string trace = (dir / "train.json").string(), metrics = (dir / "train.jsonl").string();
   write_training_trace(trace, metrics);
@@ -128,6 +137,7 @@ TEST_CASE("every view renders for a replayed trace", "[gui][xvfb]") {
 }
 
 TEST_CASE("a malformed trace shows an error window and exits 2", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
   const auto dir = out_dir();
   const std::string trace = (dir / "broken.json").string();
   std::ofstream(trace) << "{\"traceEvents\": [ {\"ph\": \"X\", ";
@@ -147,6 +157,7 @@ TEST_CASE("a malformed trace shows an error window and exits 2", "[gui][xvfb]") 
 }
 
 TEST_CASE("the lesson panel renders a lesson stepped in Chinese", "[gui][xvfb][lessons]") {
+  SKIP_WITHOUT_XVFB();
   const auto png = out_dir() / "lesson_4_zh.png";
   // Lesson 4 on 4 ranks, 20 messages in: in the middle of its all_reduce section.
   const int status = render("--lesson 4 --lang zh --step-messages 20 --frames 5", png);

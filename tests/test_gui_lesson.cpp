@@ -4,18 +4,18 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "core/errors.h"
 #include "gui/app.h"
 #include "gui/lesson_session.h"
 #include "gui/options.h"
 #include "lessons/readme.h"
+#include "wait_until.h"
 
 using namespace dsgd;
 using namespace dsgd::gui;
 using lessons::LogItem;
+using test::wait_for;
 
 namespace {
 
@@ -29,15 +29,6 @@ size_t count_kind(const std::vector<LessonLine>& lines, Kind kind) {
 lessons::LessonText two_sections() {
   return lessons::parse_lesson_text(
       "# T\n\nintro\n<!-- section: a -->\nText A.\n<!-- section: b -->\nText B.\n", "t.md");
-}
-
-// Waits (up to 60 s) for `done`; returns it.
-template <typename F>
-bool wait_for(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  return done();
 }
 
 }  // namespace

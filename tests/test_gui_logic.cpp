@@ -3,12 +3,10 @@
 // errors), the live session, commands, options and the PNG helpers.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
@@ -22,9 +20,11 @@
 #include "gui/snapshot.h"
 #include "gui/trace_replay.h"
 #include "sim/cluster.h"
+#include "wait_until.h"
 
 using namespace dsgd;
 using namespace dsgd::gui;
+using dsgd::test::wait_for;
 
 namespace {
 
@@ -342,10 +342,7 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
   settings.run.cluster.network.link.latency_s = 1e-4;
   SimSession session;
   session.start(settings);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (session.running() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE_FALSE(session.running());
+  REQUIRE(wait_for([&] { return !session.running(); }));
   CHECK(session.error().empty());
   Snapshot s = session.snapshot({});
   CHECK(s.world == 4);
@@ -360,29 +357,33 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
   for (const RankView& r : s.ranks)
     CHECK(r.step == 6);
 
-  // Step mode: nothing moves until a message is stepped; then pause and restart.
+  // Step mode: nothing moves until a message is stepped; then pause and restart. The step
+  // gate holds every message until SimControl::step releases one, and the session calls
+  // that only from poll() with a step_message pending: so the messages that arrived are
+  // the steps taken, whenever the snapshot is read (no waiting to see that nothing moves).
   settings.mode = RunMode::allreduce_demo;
   settings.step_mode = true;
   settings.run.steps = 1;
   session.start(settings);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  s = session.snapshot({});
-  const size_t held = s.in_flight.size();
-  CHECK(held > 0);
-  for (const MessageView& m : s.messages)
-    CHECK_FALSE(m.arrived);
-  session.apply(Command{.kind = CommandKind::step_message});
   const auto arrived = [](const Snapshot& snap) {
     return std::count_if(snap.messages.begin(), snap.messages.end(),
                          [](const MessageView& m) { return m.arrived; });
   };
-  for (int i = 0; i < 500 && arrived(session.snapshot({})) == 0; ++i) {
-    session.poll();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // nothing else moves
+  REQUIRE(wait_for([&] { return !session.snapshot({}).in_flight.empty(); }));
+  for (int i = 0; i < 10; ++i)
+    session.poll();  // no step pending: releases nothing
+  s = session.snapshot({});
+  CHECK(arrived(s) == 0);
+  session.apply(Command{.kind = CommandKind::step_message});
+  REQUIRE(wait_for([&] {
+    session.poll();  // as each frame does
+    return arrived(session.snapshot({})) > 0;
+  }));
+  for (int i = 0; i < 10; ++i)
+    session.poll();  // the step is spent: releases nothing more
   s = session.snapshot({});
   CHECK(arrived(s) == 1);
+  CHECK_FALSE(s.in_flight.empty());  // the rest are still held
   CHECK(s.controls.step_mode);
   CHECK(s.gradients.elements == 8);
   // Restarting from step mode does not hang, and the training curve stays for comparison.
@@ -402,10 +403,7 @@ TEST_CASE("a crash fault ends the run with an error shown, not a hang", "[gui]")
   set_crash_step(settings.run, 2, 3);
   SimSession session;
   session.start(settings);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (session.running() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE_FALSE(session.running());
+  REQUIRE(wait_for([&] { return !session.running(); }));
   const Snapshot s = session.snapshot({});
   CHECK_FALSE(s.error.empty());
   CHECK(s.controls.status == "failed");

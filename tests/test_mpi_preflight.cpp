@@ -7,6 +7,7 @@
 #include "cli/backend.h"
 #include "core/errors.h"
 #include "core/train/config_hash.h"
+#include "skip.h"
 
 #ifdef DSGD_HAVE_MPI
 #include "core/mpi/preflight.h"
@@ -43,8 +44,10 @@ TEST_CASE("per_rank_path puts the rank before the extension") {
   CHECK(cli::per_rank_path("trace", 12) == "trace.rank12");
 }
 
-#ifdef DSGD_HAVE_MPI
 TEST_CASE("preflight names every rank that differs from rank 0, with its host") {
+#ifndef DSGD_HAVE_MPI
+  DSGD_SKIP_UNLESS("mpi", false, "dsgd was built without MPI (no MPI found at configure time)");
+#else
   using mpi::RankIdentity;
   const RankIdentity ok{.host = "node1", .version = "0.1.0", .config_hash = 1, .data_hash = 2};
   std::vector<RankIdentity> ranks{ok, ok, ok, ok};
@@ -60,9 +63,13 @@ TEST_CASE("preflight names every rank that differs from rank 0, with its host") 
                                 "0000000000000002)"));
   CHECK_THAT(m, Catch::Contains("rank 3 (host node1): dsgd version 0.2.0 (rank 0: 0.1.0)"));
   CHECK_THAT(m, !Catch::Contains("rank 1"));
+#endif
 }
 
 TEST_CASE("preflight lists at most 8 differing ranks") {
+#ifndef DSGD_HAVE_MPI
+  DSGD_SKIP_UNLESS("mpi", false, "dsgd was built without MPI (no MPI found at configure time)");
+#else
   std::vector<mpi::RankIdentity> ranks(20, {.host = "h", .version = "1", .config_hash = 1});
   for (size_t r = 1; r < ranks.size(); ++r)
     ranks[r].config_hash = 2;
@@ -71,5 +78,5 @@ TEST_CASE("preflight lists at most 8 differing ranks") {
   CHECK_THAT(m, Catch::Contains("rank 8 (host h)"));
   CHECK_THAT(m, !Catch::Contains("rank 9 (host h)"));
   CHECK_THAT(m, Catch::EndsWith("... and 11 more"));
-}
 #endif
+}

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "cli_runner.h"
+#include "skip.h"
 #include "core/comm/byte_floats.h"
 #include "core/errors.h"
 #include "sim/cluster.h"
@@ -130,32 +131,35 @@ TEST_CASE("dsgd train --allreduce nccl on the CPU is one line and exit 2", "[ncc
   CHECK_THAT(r.err, Catch::Contains("--allreduce nccl") && Catch::Contains("--device cuda"));
 }
 
-#ifdef DSGD_HAVE_NCCL
 TEST_CASE("libnccl opens at run time and makes a communicator id without a GPU", "[nccl]") {
+#ifndef DSGD_HAVE_NCCL
+  DSGD_SKIP_UNLESS("nccl", false, "dsgd was built without NCCL (no nccl.h at configure time)");
+#else
   std::string why_not;
   const std::string version = cuda::nccl_version(&why_not);
-  if (version.empty()) {
-    // nccl.h was found at configure time but the library is not installed here: the reason
-    // must say what failed and what to do.
+  // nccl.h was found at configure time but the library may not be installed here: the
+  // reason must say what failed and what to do.
+  if (version.empty())
     CHECK_THAT(why_not, Catch::Contains("libnccl.so.2") && Catch::Contains("LD_LIBRARY_PATH"));
-    return;
-  }
+  DSGD_SKIP_UNLESS("nccl", !version.empty(), "libnccl.so.2 does not load here: " + why_not);
   INFO("NCCL " << version);
   CHECK(version.rfind("2.", 0) == 0);
   const cuda::NcclId a = cuda::nccl_unique_id(), b = cuda::nccl_unique_id();
   CHECK(a != b);  // each names a new communicator
   CHECK(std::any_of(a.begin(), a.end(), [](uint8_t v) { return v != 0; }));
-}
 #endif
+}
 
-#ifdef DSGD_HAVE_NCCL
 TEST_CASE("joining an NCCL communicator without a usable GPU is a CudaError, not a hang",
           "[nccl]") {
-  if (cuda::nccl_version().empty()) return;  // the test above checked the reason
-  if (cuda::device_count() > 0) {
-    WARN("a GPU is present: dsgd_cuda_tests checks NCCL's timeout there instead");
-    return;
-  }
+#ifndef DSGD_HAVE_NCCL
+  DSGD_SKIP_UNLESS("nccl", false, "dsgd was built without NCCL (no nccl.h at configure time)");
+#else
+  std::string why_not;
+  DSGD_SKIP_UNLESS("nccl", !cuda::nccl_version(&why_not).empty(),
+                   "libnccl.so.2 does not load here: " + why_not);
+  DSGD_SKIP_UNLESS("no-gpu", cuda::device_count() == 0,
+                   "a GPU is present: dsgd_cuda_tests checks NCCL's timeout there instead");
   const auto t0 = std::chrono::steady_clock::now();
   try {
     cuda::NcclComm comm(cuda::nccl_unique_id(), 1, 0, std::chrono::milliseconds(5000));
@@ -164,5 +168,5 @@ TEST_CASE("joining an NCCL communicator without a usable GPU is a CudaError, not
     CHECK_THAT(e.what(), Catch::Contains("ncclCommInitRankConfig"));
   }
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(5000));
-}
 #endif
+}

@@ -14,6 +14,7 @@
 #include "sim/cluster.h"
 #include "sim/control.h"
 #include "sim/scenario.h"
+#include "wait_until.h"
 
 using namespace dsgd;
 using namespace std::chrono_literals;
@@ -104,7 +105,7 @@ TEST_CASE("an outage holds messages until the link comes back", "[network][fault
   CHECK(model_arrival == Approx(0.051).margin(1e-9));
 }
 
-TEST_CASE("switch topology shares a node's downlink; a mesh does not", "[network]") {
+TEST_CASE("switch topology shares a node's downlink, a mesh does not", "[network]") {
   // Ranks 1 and 2 each send 1 MB to rank 0 at once over 100 MB/s links.
   auto arrival = [](sim::Topology topology) {
     sim::ClusterOptions options{.nodes = 3};
@@ -129,30 +130,44 @@ TEST_CASE("switch topology shares a node's downlink; a mesh does not", "[network
 
 TEST_CASE("a paused network delivers nothing and its paused time is not network time",
           "[network][control]") {
+  // Counters, not timing: while paused the network clock stands still, so no message can
+  // become visible, however long the pause. The pause lasts 200 ms of wall time once the
+  // message is sent (the scenario, not a wait for something to happen).
   sim::SimControl control;
-  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  EventBuffer events;
+  sim::ClusterOptions options{.nodes = 2, .events = &events, .control = &control};
   options.network.link.latency_s = 0.02;
   control.pause();
-  auto resume = std::async(std::launch::async, [&] {
-    std::this_thread::sleep_for(200ms);
-    control.resume();
-  });
   double wall_s = 0, model_s = 0;
-  sim::run_cluster(options, [&](Communicator& comm) {
-    std::vector<float> v(1, 1.0f);
-    const auto t0 = std::chrono::steady_clock::now();
-    if (comm.rank() == 0)
-      comm.send(v, 1);
-    else {
-      comm.recv(v, 0);
-      wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      model_s = comm.model_s();
-    }
+  auto run = std::async(std::launch::async, [&] {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      std::vector<float> v(1, 1.0f);
+      const auto t0 = std::chrono::steady_clock::now();
+      if (comm.rank() == 0)
+        comm.send(v, 1);
+      else {
+        comm.recv(v, 0);
+        wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        model_s = comm.model_s();
+      }
+    });
   });
-  resume.get();
-  CHECK(wall_s >= 0.2);                  // held while paused
-  CHECK(model_s == Approx(0.02));        // the model saw only the latency
-  CHECK(control.clock().now_s() < 0.2);  // paused time did not count
+  const auto count = [&](EventKind kind) {
+    const auto all = events.snapshot();
+    return std::count_if(all.begin(), all.end(), [&](const Event& e) { return e.kind == kind; });
+  };
+  // Sent, and the receive begun (after the receiver's t0).
+  REQUIRE(test::wait_for(
+      [&] { return count(EventKind::send_begin) == 1 && count(EventKind::recv_begin) == 1; }));
+  const double paused_at_s = control.clock().now_s();
+  std::this_thread::sleep_for(200ms);
+  CHECK(control.clock().now_s() == paused_at_s);  // paused time is not network time
+  CHECK(count(EventKind::recv_end) == 0);         // so nothing was delivered
+  control.resume();
+  run.get();
+  CHECK(count(EventKind::recv_end) == 1);
+  CHECK(wall_s >= 0.2);            // the receive waited out the pause
+  CHECK(model_s == Approx(0.02));  // the model saw only the latency
 }
 
 TEST_CASE("step mode delivers one message at a time, in the same order every run",

@@ -173,7 +173,7 @@ void require_same_params(const std::vector<NamedTensor>& got,
 // Handshake codec, in process
 // ---------------------------------------------------------------------------------------
 
-TEST_CASE("hello: encode and decode round trip; the header's length is the payload's",
+TEST_CASE("hello: encode and decode round trip, the header's length is the payload's",
           "[handshake]") {
   const sim::Hello h{.world = 7,
                      .rank = 5,
@@ -316,7 +316,9 @@ TEST_CASE("three dsgd node processes train exactly like dsgd train --nodes 3", "
   TempDir dir;
   const Reference want = reference(dir, "--latency 200us");
   const uint16_t port = free_port();
-  // Started in reverse: ranks 2 and 1 wait for rank 0's rendezvous to come up.
+  // Started in reverse: ranks 2 and 1 wait for rank 0's rendezvous to come up. The pause
+  // only orders the starts so that they usually retry; nothing below depends on it (any
+  // order must train the same), and none of them says anything before rank 0 is up.
   Process r2(node_args(2, 3, port, "--latency 200us --timeout 10s"), dir / "r2");
   Process r1(node_args(1, 3, port, "--latency 200us --timeout 10s"), dir / "r1");
   std::this_thread::sleep_for(200ms);
@@ -360,7 +362,7 @@ TEST_CASE("dsgd node with clocks counted per machine (--clock local) trains the 
   CHECK(summary_value(r0.out(), "s  (") >= 1.0);
 }
 
-TEST_CASE("wrong token, wrong version, garbage and absurd lengths are refused; the run goes on",
+TEST_CASE("wrong token, wrong version, garbage and absurd lengths are refused, the run goes on",
           "[node][cli]") {
   TempDir dir;
   const Reference want = reference(dir);

@@ -1,5 +1,7 @@
-// The simulated transport: point-to-point over real sockets, ordering, sizes, deadlines,
-// failure propagation and the link model's timing (wall time only as a bound).
+// The simulated transport beyond what every backend must do (that is the conformance
+// suite, tests/conformance/, run by test_conformance.cpp): the cluster's own deadline and
+// failure propagation, deadlock reports, frames, units, and the link model's timing
+// (wall time only as a bound).
 // Catch2's assertions are not thread-safe: node functions only record what they saw (each
 // rank in its own slot) and the test's thread checks it after run_cluster has joined them.
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <chrono>
 #include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/comm/collectives.h"
@@ -16,118 +17,10 @@
 #include "sim/cluster.h"
 #include "sim/frame.h"
 #include "sim/link_model.h"
+#include "wait_until.h"
 
 using namespace dsgd;
 using namespace std::chrono_literals;
-
-TEST_CASE("classic first program: rank 0 sends [1, -1] to rank 1", "[sim]") {
-  std::vector<float> got(2, 0.0f);
-  Status status;
-  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
-    if (comm.rank() == 0) {
-      std::vector<float> t{1.0f, -1.0f};
-      comm.send(t, 1);
-    } else {
-      std::vector<float> t(2, 0.0f);
-      status = comm.recv(t, 0);
-      got = t;
-    }
-  });
-  CHECK(status.source == 0);
-  CHECK(status.count == 2);
-  CHECK(got == std::vector<float>{1.0f, -1.0f});
-}
-
-TEST_CASE("messages with one tag between one pair arrive in order, large and small", "[sim]") {
-  const int kMessages = 50;
-  std::vector<float> firsts, lasts;
-  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
-    if (comm.rank() == 0) {
-      std::vector<std::vector<float>> bufs;
-      std::vector<Request> reqs;
-      for (int i = 0; i < kMessages; ++i) {
-        // Alternate eager (small) and zero-copy (large) sends.
-        bufs.emplace_back(i % 2 ? 100000 : 3, static_cast<float>(i));
-      }
-      for (int i = 0; i < kMessages; ++i)
-        reqs.push_back(comm.isend(bufs[i], 1, 7));
-      for (auto& r : reqs)
-        r.wait();
-    } else {
-      for (int i = 0; i < kMessages; ++i) {
-        std::vector<float> b(i % 2 ? 100000 : 3);
-        comm.recv(b, 0, 7);
-        firsts.push_back(b.front());
-        lasts.push_back(b.back());
-      }
-    }
-  });
-  REQUIRE(firsts.size() == kMessages);
-  REQUIRE(lasts.size() == kMessages);
-  for (int i = 0; i < kMessages; ++i) {
-    CHECK(firsts[i] == static_cast<float>(i));
-    CHECK(lasts[i] == static_cast<float>(i));
-  }
-}
-
-TEST_CASE("recv from any source returns the source; tags select messages", "[sim]") {
-  std::vector<int> sources;
-  std::vector<float> values;  // what each message held: its sender's rank
-  sim::run_cluster({.nodes = 4}, [&](Communicator& comm) {
-    if (comm.rank() != 0) {
-      std::vector<float> v{static_cast<float>(comm.rank())};
-      comm.send(v, 0, /*tag=*/comm.rank() == 3 ? 9 : 5);
-      return;
-    }
-    std::vector<float> v(1);
-    for (int tag : {9, 5, 5}) {  // only rank 3 uses tag 9
-      Status s = comm.recv(v, kAnySource, tag);
-      sources.push_back(s.source);
-      values.push_back(v[0]);
-    }
-  });
-  REQUIRE(sources.size() == 3);
-  CHECK(sources[0] == 3);
-  for (size_t i = 0; i < sources.size(); ++i)
-    CHECK(values[i] == static_cast<float>(sources[i]));
-  sources.erase(sources.begin());
-  std::sort(sources.begin(), sources.end());
-  CHECK(sources == std::vector<int>{1, 2});
-}
-
-TEST_CASE("a receive buffer of the wrong size is an error naming both sizes", "[sim]") {
-  REQUIRE_THROWS_WITH(sim::run_cluster({.nodes = 2},
-                                       [](Communicator& comm) {
-                                         if (comm.rank() == 0) {
-                                           std::vector<float> v(5);
-                                           comm.send(v, 1);
-                                         } else {
-                                           std::vector<float> v(3);
-                                           comm.recv(v, 0);
-                                         }
-                                       }),
-                      Catch::Contains("holds 3 floats") && Catch::Contains("has 5 floats"));
-}
-
-TEST_CASE("two isends in flight, waited in reverse order, do not deadlock", "[sim]") {
-  std::vector<float> large(2), small(2);  // per rank: an element of each received message
-  sim::run_cluster({.nodes = 2}, [&](Communicator& comm) {
-    const int other = 1 - comm.rank();
-    std::vector<float> a(200000, 1.0f), b(5, 2.0f), ra(200000), rb(5);
-    Request s1 = comm.isend(a, other, 1);
-    Request s2 = comm.isend(b, other, 2);
-    Request r2 = comm.irecv(rb, other, 2);
-    Request r1 = comm.irecv(ra, other, 1);
-    s2.wait();
-    s1.wait();
-    r1.wait();
-    r2.wait();
-    large[comm.rank()] = ra[123];
-    small[comm.rank()] = rb[4];
-  });
-  CHECK(large == std::vector<float>{1.0f, 1.0f});
-  CHECK(small == std::vector<float>{2.0f, 2.0f});
-}
 
 TEST_CASE("a receive that nobody answers fails at its deadline", "[sim][timeout]") {
   const auto start = std::chrono::steady_clock::now();
@@ -173,9 +66,7 @@ TEST_CASE("failure() says a peer crashed, for waits outside the network (NCCL)",
     barrier(comm);
     comm.on_step(1);  // rank 2 crashes here: its connections drop
     // The others never talk to rank 2 again; only failure() can tell them it is gone.
-    const auto deadline = Clock::now() + 10s;
-    while (comm.failure().empty() && Clock::now() < deadline)
-      std::this_thread::sleep_for(1ms);
+    test::wait_for([&] { return !comm.failure().empty(); }, 10s);
     after[comm.rank()] = comm.failure();
   });
   for (int r = 0; r < 2; ++r) {

@@ -121,7 +121,7 @@ TEST_CASE("crc32c: ISA-L and Boost.CRC agree on random buffers, whole or in piec
 // Frames
 // ---------------------------------------------------------------------------------------
 
-TEST_CASE("frame headers carry the payload's CRC32C; a flipped bit is caught", "[wire][frame]") {
+TEST_CASE("frame headers carry the payload's CRC32C, a flipped bit is caught", "[wire][frame]") {
   const std::vector<float> v{1.0f, -2.0f, 3.5f};
   const std::vector<uint8_t> frame = data_frame(2, 5, 9, v);
   sim::HeaderBytes bytes;
@@ -142,7 +142,7 @@ TEST_CASE("frame headers carry the payload's CRC32C; a flipped bit is caught", "
   CHECK_THAT(why, Catch::Contains("reserved"));
 }
 
-TEST_CASE("a hello with a corrupt payload is refused at set-up; one of version 1 is named",
+TEST_CASE("a hello with a corrupt payload is refused at set-up, one of version 1 is named",
           "[wire][handshake]") {
   sim::Network network({}, 2);
   sim::NetClock clock;
@@ -177,7 +177,7 @@ TEST_CASE("a hello with a corrupt payload is refused at set-up; one of version 1
 // ---------------------------------------------------------------------------------------
 
 TEST_CASE(
-    "wrong token, wrong version and garbage sent to a running node are refused; the run "
+    "wrong token, wrong version and garbage sent to a running node are refused, the run "
     "goes on with exact results",
     "[wire][sim][network]") {
   constexpr int kNodes = 3;
@@ -269,7 +269,7 @@ struct RawPeer {
 
 }  // namespace
 
-TEST_CASE("a corrupt or bad frame closes that connection; the wait on the peer names it",
+TEST_CASE("a corrupt or bad frame closes that connection, the wait on the peer names it",
           "[wire][sim]") {
   struct Case {
     const char* name;

@@ -1,10 +1,12 @@
 #!/bin/bash
 # mpi4py interop: one MPMD job, rank 0 = peer.py (Debian's python3-mpi4py), rank 1 = the
 # dsgd program interop_peer; they exchange a tensor both ways with send/recv.
-# Usage: interop.sh MPIEXEC INTEROP_PEER PEER_PY. Exit 77 (CTest: skipped) without mpi4py.
+# Usage: interop.sh MPIEXEC INTEROP_PEER PEER_PY. Exit 77 (CTest: skipped) without mpi4py,
+# or when DSGD_TEST_WITHOUT names mpi4py (tests/CMakeLists.txt).
 set -u
 mpiexec=$1 dsgd_peer=$2 peer_py=$3
-if ! /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null; then
+if ! /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null ||
+   [[ ",${DSGD_TEST_WITHOUT:-}," == *,mpi4py,* ]]; then
   echo "SKIP: /usr/bin/python3 cannot import mpi4py and numpy (apt-get install python3-mpi4py)"
   exit 77
 fi

@@ -1,14 +1,16 @@
-// The MPI backend's own test program, run under mpirun with 1 to 4 ranks (CTest: mpi_comm_N).
-// Point-to-point (tags, order, any source, size mismatch, non-blocking, self, deadlines,
-// events) and every collective with every algorithm it offers, dsgd's and native, on
-// exact small-integer inputs (sums, products and maxima are exact in float in any order).
-// Each failed check prints "rank R: FAIL ..."; the process exits 1 if any rank failed.
+// The MPI backend's test program, run under mpirun (CTest: mpi_comm_*): the Communicator
+// conformance suite (tests/conformance/) on MPI ranks, then what only the MPI backend has:
+// events, MPI's own collectives behind the native hooks, and preflight.
+// Usage: mpi_comm_test [ROUND ...]. A round "a,b,..." splits MPI_COMM_WORLD into consecutive
+// groups of a, b, ... ranks (adding up to the world size), each a world of its own running
+// the suite at the same time, so one launch covers several world sizes; no round given:
+// the whole world. Each failed check prints "R=3 rank 1: ..."; the exit code is 1 if any
+// rank failed, 2 for bad arguments.
 #include <mpi.h>
 
-#include <algorithm>
-#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -19,190 +21,16 @@
 #include "core/mpi/mpi_communicator.h"
 #include "core/mpi/mpi_session.h"
 #include "core/mpi/preflight.h"
+#include "tests/conformance/communicator_suite.h"
 
 namespace {
 
-using dsgd::Algorithm;
-using dsgd::CollectiveOp;
 using dsgd::Communicator;
 using dsgd::ReduceOp;
+using dsgd::conformance::Report;
 using dsgd::mpi::MpiCommunicator;
 
-// Counts failures; never aborts, so one run reports every failing check.
-struct Checker {
-  int rank = 0;
-  int failures = 0;
-  int checks = 0;
-  void expect(bool ok, const std::string& what) {
-    ++checks;
-    if (ok) return;
-    ++failures;
-    fmt::print(stderr, "rank {}: FAIL {}\n", rank, what);
-  }
-};
-
-// v(r, i): rank r's i-th input; 1..28, so a product over 4 ranks stays below 2^24.
-float input(int r, size_t i) {
-  return static_cast<float>((r % 4 + 1) * (i % 7 + 1));
-}
-
-float expected(ReduceOp op, int world, size_t i) {
-  float acc = input(0, i);
-  for (int r = 1; r < world; ++r) {
-    const float v = input(r, i);
-    switch (op) {
-      case ReduceOp::SUM:
-      case ReduceOp::AVG:
-        acc += v;
-        break;
-      case ReduceOp::MAX:
-        acc = std::max(acc, v);
-        break;
-      case ReduceOp::MIN:
-        acc = std::min(acc, v);
-        break;
-      case ReduceOp::PROD:
-        acc *= v;
-        break;
-    }
-  }
-  return op == ReduceOp::AVG && world > 1 ? acc / static_cast<float>(world) : acc;
-}
-
-// First index where got differs from want, or -1.
-long first_mismatch(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i]) return static_cast<long>(i);
-  return -1;
-}
-
-std::string show(const std::vector<float>& got, const std::vector<float>& want, long at) {
-  if (got.size() != want.size()) return fmt::format("size {} vs {}", got.size(), want.size());
-  return fmt::format("[{}] = {} (want {})", at, got[at], want[at]);
-}
-
-// ---------------------------------------------------------------------------------------
-// Point-to-point
-// ---------------------------------------------------------------------------------------
-
-void test_tags_and_order(MpiCommunicator& comm, Checker& c) {
-  if (comm.size() < 2 || comm.rank() > 1) return;
-  if (comm.rank() == 0) {
-    const std::vector<float> a{1, 2, 3}, b{4, 5}, c1{6}, c2{7}, c3{8};
-    comm.send(a, 1, 1);
-    comm.send(b, 1, 2);
-    for (const auto* m : {&c1, &c2, &c3})
-      comm.send(*m, 1, 3);
-  } else {
-    // Tag 2 first although tag 1 was sent first: tags select, they do not queue.
-    std::vector<float> b(2), a(3), m(1);
-    const dsgd::Status sb = comm.recv(b, 0, 2);
-    comm.recv(a, 0, 1);
-    c.expect(b == std::vector<float>{4, 5} && a == std::vector<float>{1, 2, 3},
-             "p2p: messages selected by tag");
-    c.expect(sb.source == 0 && sb.tag == 2 && sb.count == 2,
-             fmt::format("p2p: status source {} tag {} count {}", sb.source, sb.tag, sb.count));
-    for (float want : {6.f, 7.f, 8.f}) {
-      comm.recv(m, 0, 3);
-      c.expect(m[0] == want, fmt::format("p2p: same-tag order, got {} want {}", m[0], want));
-    }
-  }
-}
-
-void test_any_source(MpiCommunicator& comm, Checker& c) {
-  const int tag = 5;
-  if (comm.rank() != 0) {
-    const std::vector<float> v{static_cast<float>(comm.rank())};
-    comm.send(v, 0, tag);
-    return;
-  }
-  std::set<int> seen;
-  for (int i = 1; i < comm.size(); ++i) {
-    std::vector<float> v(1);
-    const dsgd::Status s = comm.recv(v, dsgd::kAnySource, tag);
-    c.expect(static_cast<int>(v[0]) == s.source,
-             fmt::format("any source: value {} from source {}", v[0], s.source));
-    seen.insert(s.source);
-  }
-  c.expect(static_cast<int>(seen.size()) == comm.size() - 1, "any source: every rank heard once");
-}
-
-void test_size_mismatch(MpiCommunicator& comm, Checker& c) {
-  if (comm.size() < 2 || comm.rank() > 1) return;
-  if (comm.rank() == 1) {
-    comm.send(std::vector<float>(5, 1.f), 0, 6);  // larger than the receive
-    comm.send(std::vector<float>(3, 1.f), 0, 6);  // smaller than the receive
-    return;
-  }
-  for (size_t sent : {5, 3}) {
-    std::vector<float> buf(4);
-    try {
-      comm.recv(buf, 1, 6);
-      c.expect(false, fmt::format("size mismatch: recv of 4 took a message of {}", sent));
-    } catch (const dsgd::UsageError& e) {
-      const std::string what = e.what();
-      c.expect(what.find("holds 4 floats") != std::string::npos &&
-                   what.find(fmt::format("has {} floats", sent)) != std::string::npos,
-               "size mismatch message names both sizes: " + what);
-    }
-  }
-}
-
-void test_nonblocking(MpiCommunicator& comm, Checker& c) {
-  // Everyone sends a large message (rendezvous, not eager) to the right and receives from
-  // the left, both posted before either is waited for; receives complete through test().
-  const int n = comm.size(), r = comm.rank();
-  const size_t count = 1 << 18;
-  std::vector<float> out(count), in(count, -1.f);
-  for (size_t i = 0; i < count; ++i)
-    out[i] = input(r, i);
-  dsgd::Request recv = comm.irecv(in, (r - 1 + n) % n, 8);
-  dsgd::Request send = comm.isend(out, (r + 1) % n, 8);
-  dsgd::Status st;
-  const auto deadline = dsgd::Clock::now() + std::chrono::seconds(20);
-  while (!recv.test(&st) && dsgd::Clock::now() < deadline) {
-  }
-  send.wait();
-  bool ok = st.count == count;
-  for (size_t i = 0; ok && i < count; ++i)
-    ok = in[i] == input((r - 1 + n) % n, i);
-  c.expect(ok && st.source == (r - 1 + n) % n, "non-blocking ring exchange via test()");
-  // Self-send: no network, same semantics.
-  const std::vector<float> self_out{9, 8, 7};
-  std::vector<float> self_in(3);
-  dsgd::Request self = comm.isend(self_out, r, 9);
-  comm.recv(self_in, r, 9);
-  self.wait();
-  c.expect(self_in == std::vector<float>{9, 8, 7}, "send to self");
-}
-
-void test_deadline(MpiCommunicator& comm, Checker& c) {
-  if (comm.size() < 2 || comm.rank() > 1) return;
-  const int tag = 10;
-  if (comm.rank() == 0) {
-    std::vector<float> buf(1);
-    const auto t0 = dsgd::Clock::now();
-    try {
-      comm.recv(buf, 1, tag, dsgd::Deadline::after(std::chrono::milliseconds(300)));
-      c.expect(false, "deadline: recv from a silent rank returned");
-    } catch (const dsgd::TimeoutError& e) {
-      const double s = std::chrono::duration<double>(dsgd::Clock::now() - t0).count();
-      c.expect(e.peer() == 1 && std::string(e.what()).find("from rank 1") != std::string::npos,
-               fmt::format("deadline: TimeoutError names rank 1: {}", e.what()));
-      c.expect(s >= 0.29 && s < 5, fmt::format("deadline: fired after {:.3f} s (0.3 s)", s));
-    }
-    comm.send({}, 1, tag + 1);  // now tell rank 1 to send
-    // The cancelled receive must not have taken this message.
-    comm.recv(buf, 1, tag);
-    c.expect(buf[0] == 42, "deadline: a cancelled receive leaves later messages alone");
-  } else {
-    comm.recv({}, 0, tag + 1);
-    comm.send(std::vector<float>{42}, 0, tag);
-  }
-}
-
-void test_events(MpiCommunicator& comm, Checker& c) {
+void test_events(MpiCommunicator& comm, Report& c) {
   if (comm.size() < 2 || comm.rank() > 1) return;
   dsgd::EventBuffer events;
   comm.set_events(&events);
@@ -226,129 +54,8 @@ void test_events(MpiCommunicator& comm, Checker& c) {
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// Collectives
-// ---------------------------------------------------------------------------------------
-
-constexpr Algorithm kAlgorithms[] = {
-    Algorithm::automatic,        Algorithm::naive, Algorithm::ring, Algorithm::tree,
-    Algorithm::halving_doubling, Algorithm::native};
-constexpr ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::AVG, ReduceOp::MAX, ReduceOp::MIN,
-                             ReduceOp::PROD};
-
-bool offers(CollectiveOp op, Algorithm a, int world) {
-  try {
-    dsgd::resolve_algorithm(op, a, world, 0);
-    return true;
-  } catch (const dsgd::UsageError&) {
-    return false;
-  }
-}
-
-std::vector<float> inputs(int r, size_t count) {
-  std::vector<float> v(count);
-  for (size_t i = 0; i < count; ++i)
-    v[i] = input(r, i);
-  return v;
-}
-
-void test_collectives(MpiCommunicator& comm, Checker& c) {
-  const int n = comm.size(), r = comm.rank();
-  const size_t sizes[] = {0, 1, static_cast<size_t>(std::max(n - 1, 0)), static_cast<size_t>(n + 1),
-                          100003};
-  for (Algorithm alg : kAlgorithms) {
-    const dsgd::CollectiveOptions opt{.algorithm = alg};
-    const std::string a = dsgd::to_string(alg);
-    for (size_t count : sizes) {
-      for (ReduceOp op : kOps) {
-        if (offers(CollectiveOp::all_reduce, alg, n)) {
-          std::vector<float> data = inputs(r, count), want(count);
-          for (size_t i = 0; i < count; ++i)
-            want[i] = expected(op, n, i);
-          dsgd::all_reduce(comm, data, op, opt);
-          const long bad = first_mismatch(data, want);
-          c.expect(bad < 0, fmt::format("all_reduce {} {} c={}: {}", a, dsgd::to_string(op), count,
-                                        bad < 0 ? "" : show(data, want, bad)));
-        }
-        if (offers(CollectiveOp::reduce, alg, n)) {
-          const int root = n - 1;
-          std::vector<float> data = inputs(r, count), want = inputs(r, count);
-          if (r == root)
-            for (size_t i = 0; i < count; ++i)
-              want[i] = expected(op, n, i);
-          dsgd::reduce(comm, data, op, root, opt);
-          const long bad = first_mismatch(data, want);
-          c.expect(bad < 0, fmt::format("reduce {} {} c={} root {}: {}", a, dsgd::to_string(op),
-                                        count, root, bad < 0 ? "" : show(data, want, bad)));
-        }
-        if (offers(CollectiveOp::reduce_scatter, alg, n)) {
-          // send row j of rank r: inputs(r, ...) shifted by j*count so rows differ.
-          std::vector<float> send(n * count), recv(count, -1.f), want(count);
-          for (int j = 0; j < n; ++j)
-            for (size_t i = 0; i < count; ++i)
-              send[j * count + i] = input(r, j * count + i);
-          for (size_t i = 0; i < count; ++i)
-            want[i] = expected(op, n, r * count + i);
-          dsgd::reduce_scatter(comm, send, recv, op, opt);
-          const long bad = first_mismatch(recv, want);
-          c.expect(bad < 0, fmt::format("reduce_scatter {} {} c={}: {}", a, dsgd::to_string(op),
-                                        count, bad < 0 ? "" : show(recv, want, bad)));
-        }
-      }
-      if (offers(CollectiveOp::broadcast, alg, n))
-        for (int root : {0, n - 1}) {
-          std::vector<float> data = r == root ? inputs(root, count) : std::vector<float>(count);
-          dsgd::broadcast(comm, data, root, opt);
-          const long bad = first_mismatch(data, inputs(root, count));
-          c.expect(bad < 0, fmt::format("broadcast {} c={} root {}: {}", a, count, root,
-                                        bad < 0 ? "" : show(data, inputs(root, count), bad)));
-        }
-      if (offers(CollectiveOp::gather, alg, n)) {
-        const int root = n / 2;
-        std::vector<float> recv(r == root ? n * count : 0, -1.f), want;
-        for (int j = 0; j < n; ++j) {
-          const auto row = inputs(j, count);
-          want.insert(want.end(), row.begin(), row.end());
-        }
-        dsgd::gather(comm, inputs(r, count), recv, root, opt);
-        if (r == root) {
-          const long bad = first_mismatch(recv, want);
-          c.expect(bad < 0, fmt::format("gather {} c={} root {}: {}", a, count, root,
-                                        bad < 0 ? "" : show(recv, want, bad)));
-        }
-      }
-      if (offers(CollectiveOp::scatter, alg, n)) {
-        const int root = n - 1;
-        std::vector<float> send;
-        if (r == root)
-          for (int j = 0; j < n; ++j) {
-            const auto row = inputs(j, count);
-            send.insert(send.end(), row.begin(), row.end());
-          }
-        std::vector<float> recv(count, -1.f);
-        dsgd::scatter(comm, send, recv, root, opt);
-        const long bad = first_mismatch(recv, inputs(r, count));
-        c.expect(bad < 0, fmt::format("scatter {} c={} root {}: {}", a, count, root,
-                                      bad < 0 ? "" : show(recv, inputs(r, count), bad)));
-      }
-      if (offers(CollectiveOp::all_gather, alg, n)) {
-        std::vector<float> recv(n * count, -1.f), want;
-        for (int j = 0; j < n; ++j) {
-          const auto row = inputs(j, count);
-          want.insert(want.end(), row.begin(), row.end());
-        }
-        dsgd::all_gather(comm, inputs(r, count), recv, opt);
-        const long bad = first_mismatch(recv, want);
-        c.expect(bad < 0, fmt::format("all_gather {} c={}: {}", a, count,
-                                      bad < 0 ? "" : show(recv, want, bad)));
-      }
-    }
-    if (offers(CollectiveOp::barrier, alg, n)) dsgd::barrier(comm, opt);
-  }
-}
-
 // The hooks themselves: native must really be MPI's (return true), not a silent fallback.
-void test_native_hooks_used(MpiCommunicator& comm, Checker& c) {
+void test_native_hooks_used(MpiCommunicator& comm, Report& c) {
   const int n = comm.size();
   std::vector<float> data(10, 1.f), rows(10 * n);
   c.expect(comm.native_all_reduce(data, ReduceOp::SUM) && data[0] == n,
@@ -365,7 +72,7 @@ void test_native_hooks_used(MpiCommunicator& comm, Checker& c) {
   c.expect(comm.native_barrier(), "native_barrier is MPI_Barrier");
 }
 
-void test_preflight(MpiCommunicator& comm, Checker& c) {
+void test_preflight(MpiCommunicator& comm, Report& c) {
   // Everyone agrees: no error, and hosts are known afterwards.
   const auto ranks = dsgd::mpi::preflight(comm, {.config_hash = 7, .data_hash = 9});
   c.expect(static_cast<int>(ranks.size()) == comm.size() && ranks[0].version == DSGD_VERSION,
@@ -386,44 +93,115 @@ void test_preflight(MpiCommunicator& comm, Checker& c) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Rounds of the conformance suite
+// ---------------------------------------------------------------------------------------
+
+// "4,5" -> {4, 5}; empty when malformed or not adding up to `world`.
+std::vector<int> parse_round(const std::string& text, int world) {
+  std::vector<int> sizes;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    char* end = nullptr;
+    const long n = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || n < 1) return {};
+    sizes.push_back(static_cast<int>(n));
+    at = comma + 1;
+  }
+  return std::accumulate(sizes.begin(), sizes.end(), 0) == world ? sizes : std::vector<int>{};
+}
+
+void print_failures(const Report& report) {
+  for (const std::string& line : report.failures())
+    fmt::print(stderr, "FAIL {}\n", line);
+}
+
+// Runs the suite in this rank's group of `sizes`; returns {checks, failures}. A check
+// that throws leaves the group's other ranks waiting: the job is aborted.
+std::pair<int, int> run_round(const std::vector<int>& sizes, int world_rank) {
+  int group = 0;
+  for (int first = sizes[0]; world_rank >= first; first += sizes[++group]) {
+  }
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, group, world_rank, &sub);
+  MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+  std::pair<int, int> counts;
+  {
+    MpiCommunicator comm(sub);
+    comm.set_timeout(std::chrono::seconds(30));
+    Report report(fmt::format("R={} rank {}", comm.size(), comm.rank()));
+    try {
+      dsgd::conformance::run_communicator_suite(comm, report);
+    } catch (const std::exception& e) {
+      print_failures(report);
+      fmt::print(stderr, "{}: aborting the job\n", report.who());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    print_failures(report);
+    counts = {report.checks(), static_cast<int>(report.failures().size())};
+  }
+  MPI_Comm_free(&sub);
+  return counts;
+}
+
+// What only the MPI backend has, on the whole world.
+std::pair<int, int> run_mpi_checks() {
+  MpiCommunicator comm;
+  comm.set_timeout(std::chrono::seconds(30));
+  Report report(fmt::format("R={} rank {} (MPI)", comm.size(), comm.rank()));
+  using Test = void (*)(MpiCommunicator&, Report&);
+  const std::pair<const char*, Test> tests[] = {
+      {"events", test_events},
+      {"native_hooks_used", test_native_hooks_used},
+      {"preflight", test_preflight},
+  };
+  for (const auto& [name, test] : tests) {
+    try {
+      test(comm, report);
+    } catch (const std::exception& e) {
+      report.fail(fmt::format("{}: threw {}", name, e.what()));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // a failure in one cannot leave messages for the next
+  }
+  print_failures(report);
+  return {report.checks(), static_cast<int>(report.failures().size())};
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   dsgd::mpi::MpiSession session({.report_sigterm = false});
-  int failures = 0, checks = 0;
-  {
-    MpiCommunicator comm;
-    comm.set_timeout(std::chrono::seconds(30));
-    Checker c{.rank = comm.rank()};
-    using Test = void (*)(MpiCommunicator&, Checker&);
-    const std::pair<const char*, Test> tests[] = {
-        {"tags_and_order", test_tags_and_order},
-        {"any_source", test_any_source},
-        {"size_mismatch", test_size_mismatch},
-        {"nonblocking", test_nonblocking},
-        {"deadline", test_deadline},
-        {"events", test_events},
-        {"native_hooks_used", test_native_hooks_used},
-        {"collectives", test_collectives},
-        {"preflight", test_preflight},
-    };
-    for (const auto& [name, test] : tests) {
-      try {
-        test(comm, c);
-      } catch (const std::exception& e) {
-        c.expect(false, fmt::format("{}: threw {}", name, e.what()));
-      }
-      // Keep tests apart, so a failure in one cannot leave messages for the next.
-      MPI_Barrier(MPI_COMM_WORLD);
-    }
-    failures = c.failures;
-    checks = c.checks;
+  const int world = session.world_size();
+  std::vector<std::vector<int>> rounds;
+  for (int i = 1; i < argc; ++i) {
+    rounds.push_back(parse_round(argv[i], world));
+    if (!rounds.back().empty()) continue;
+    if (session.world_rank() == 0)
+      fmt::print(stderr, "mpi_comm_test: round '{}' is not sizes adding up to {} (e.g. 4,5)\n",
+                 argv[i], world);
+    return 2;
   }
-  int total_failures = 0, total_checks = 0;
-  MPI_Allreduce(&failures, &total_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&checks, &total_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (session.world_rank() == 0)
-    fmt::print("mpi_comm_test on {} rank{}: {} checks, {} failed\n", session.world_size(),
-               session.world_size() == 1 ? "" : "s", total_checks, total_failures);
-  return total_failures == 0 ? 0 : 1;
+  if (rounds.empty()) rounds.push_back({world});
+  int mine[2] = {0, 0};  // checks, failures
+  for (const auto& sizes : rounds) {
+    const auto [checks, failures] = run_round(sizes, session.world_rank());
+    mine[0] += checks;
+    mine[1] += failures;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  const auto [checks, failures] = run_mpi_checks();
+  mine[0] += checks;
+  mine[1] += failures;
+  int total[2] = {0, 0};
+  MPI_Allreduce(mine, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (session.world_rank() == 0) {
+    std::string shapes;
+    for (const auto& sizes : rounds)
+      shapes += fmt::format(" [{}]", fmt::join(sizes, ","));
+    fmt::print("mpi_comm_test on {} rank{}, groups{}: {} checks, {} failed\n", world,
+               world == 1 ? "" : "s", shapes, total[0], total[1]);
+  }
+  return total[1] == 0 ? 0 : 1;
 }
