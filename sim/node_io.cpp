@@ -30,8 +30,16 @@ constexpr size_t kReadBudgetBytes = 8 * 1024 * 1024;
 constexpr int kMaxIov = 64;
 
 // Set while this thread is inside pump(): a Mailbox change made by the pump itself needs
-// no wake-up.
+// no wake-up. Only PumpScope sets it, so an exception out of a read cannot leave it set.
 thread_local bool t_pumping = false;
+
+class PumpScope {
+ public:
+  PumpScope() { t_pumping = true; }
+  ~PumpScope() { t_pumping = false; }
+  PumpScope(const PumpScope&) = delete;
+  PumpScope& operator=(const PumpScope&) = delete;
+};
 
 bool would_block(int e) {
   return e == EAGAIN || e == EWOULDBLOCK;
@@ -68,7 +76,7 @@ void SimNode::pump(Clock::time_point until) {
                          .tv_nsec = static_cast<long>(ns % 1'000'000'000)};
   const int ready = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
   if (ready <= 0) return;  // timeout, or EINTR: the caller loops
-  t_pumping = true;
+  const PumpScope pumping;
   if (fds[0].revents) {
     uint64_t count = 0;
     [[maybe_unused]] const ssize_t n = ::read(wake_fd_, &count, sizeof count);
@@ -79,7 +87,6 @@ void SimNode::pump(Clock::time_point until) {
     if (fds[i].revents & POLLOUT) write_peer(p);
     if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_peer(p);
   }
-  t_pumping = false;
 }
 
 // ---------------------------------------------------------------------------------------
