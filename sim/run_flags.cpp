@@ -108,10 +108,20 @@ void add_checkpoint_flags(CLI::App& t, CheckpointSpec& c) {
       ->type_name("[PATH]");
 }
 
+// An empty value ("--save ''") would read as "not given" and be ignored without a word.
+CLI::Validator not_empty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "an empty value is not allowed; give one, or leave the flag out" : "";
+      },
+      "");
+}
+
 }  // namespace
 
 void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpec& defaults) {
   flags = run_flags(defaults);
+  const size_t before = app.get_options().size();
   if (groups & kBackendFlag)
     app.add_option("--backend", flags.backend, "sim (simulated nodes over loopback TCP) or mpi")
         ->check(CLI::IsMember({"sim", "mpi"}))
@@ -121,6 +131,10 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
     add_cluster_flags(app, flags, fmt::format("{:g}s", defaults.cluster.timeout.count() / 1e3));
   if (groups & kOutputFlags) add_output_flags(app, flags);
   if (groups & kCheckpointFlags) add_checkpoint_flags(app, flags.checkpoint);
+  const std::vector<CLI::Option*> options = app.get_options();
+  for (size_t i = before; i < options.size(); ++i)
+    if (options[i]->get_type_name() == "TEXT" && options[i]->get_expected_min() > 0)
+      options[i]->check(not_empty());
 }
 
 CLI::Validator integer_at_least(int64_t min, const std::string& hint) {
@@ -338,10 +352,56 @@ void read_training(const RunFlags& f, RunSpec& s) {
   read_allreduce(f.allreduce, f.device, s);
 }
 
+// The files a run reads, with the flag that names them: the data spec's files (csv:, idx:),
+// --init, --scenario and --resume PATH.
+std::vector<std::pair<const char*, std::string>> input_files(const RunFlags& f) {
+  std::vector<std::pair<const char*, std::string>> in;
+  for (const char* kind : {"csv:", "idx:"}) {
+    if (!f.data.starts_with(kind)) continue;
+    std::string rest = f.data.substr(4);
+    for (size_t at = 0; at <= rest.size();) {
+      const size_t comma = std::min(rest.find(',', at), rest.size());
+      if (comma > at) in.push_back({"--data", rest.substr(at, comma - at)});
+      at = comma + 1;
+    }
+  }
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--init", f.init},
+                                   {"--scenario", f.scenario},
+                                   {"--resume", f.checkpoint.resume_path}})
+    if (!path.empty()) in.push_back({flag, path});
+  return in;
+}
+
+// Two outputs on one file, or an output onto an input, would lose data: refused before any
+// training. Devices and pipes (/dev/null twice) are written in place and may repeat.
+void check_distinct_files(const RunFlags& f) {
+  namespace fs = std::filesystem;
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && !fs::is_regular_file(a, ec)) return false;
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  const std::pair<const char*, std::string> outputs[] = {
+      {"--save", f.save}, {"--metrics", f.metrics}, {"--trace", f.trace}};
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    for (size_t j = i + 1; j < std::size(outputs); ++j)
+      if (!outputs[j].second.empty() && same(path, outputs[j].second))
+        throw UsageError(fmt::format("{} {} is also {}: give each output a file of its own", flag,
+                                     path, outputs[j].first));
+    for (const auto& [in_flag, in_path] : input_files(f))
+      if (same(path, in_path))
+        throw UsageError(fmt::format("{} {} would overwrite the {} file; choose another file", flag,
+                                     path, in_flag));
+  }
+}
+
 void read_outputs(const RunFlags& f, RunSpec& s) {
   check_output_path(f.save, "--save");
   check_output_path(f.metrics, "--metrics");
   check_output_path(f.trace, "--trace");
+  check_distinct_files(f);
   check_checkpoint_flags(f.checkpoint);
   s.outputs = {.save = f.save, .metrics = f.metrics, .trace = f.trace, .checkpoint = f.checkpoint};
 }

@@ -1,5 +1,6 @@
 // AtomicFile: the new contents appear only on commit(), and a failure leaves the directory
-// exactly as it was (no half-written destination, no stray *.tmp.* files).
+// exactly as it was (no half-written destination, no stray temporaries). Symlinks are
+// followed, devices and pipes written in place, long names fit.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,7 +89,7 @@ TEST_CASE("AtomicFile shows nothing until commit and cleans up without it", "[at
   dsgd::write_file_atomic(dest, "old");
   {
     dsgd::AtomicFile file(dest);
-    CHECK(file.temp_path().rfind(dest + ".tmp.", 0) == 0);
+    CHECK(file.temp_path().rfind(dir / ".model.npz.dsgd-tmp.", 0) == 0);
     CHECK(fs::exists(file.temp_path()));
     file.stream() << "new contents";
     file.stream().flush();
@@ -141,4 +143,63 @@ TEST_CASE("AtomicFile reports unwritable destinations and leaves nothing behind"
     CHECK_THAT(msg, Contains("Permission denied"));
     CHECK(listing(dir.path / "readonly").empty());
   }
+}
+
+TEST_CASE("AtomicFile follows a symlink and replaces its target, not the link", "[atomic]") {
+  TempDir dir;
+  dsgd::write_file_atomic(dir / "real.json", "old");
+  fs::create_symlink("real.json", dir.path / "link.json");
+  dsgd::write_file_atomic(dir / "link.json", "new");
+  CHECK(fs::is_symlink(dir.path / "link.json"));
+  CHECK(slurp(dir / "real.json") == "new");
+  // A dangling link: the file is created where it points.
+  fs::create_symlink("later.json", dir.path / "dangling.json");
+  dsgd::write_file_atomic(dir / "dangling.json", "made");
+  CHECK(fs::is_symlink(dir.path / "dangling.json"));
+  CHECK(slurp(dir / "later.json") == "made");
+}
+
+TEST_CASE("AtomicFile writes a device or a pipe in place instead of replacing it", "[atomic]") {
+  {
+    dsgd::AtomicFile null("/dev/null");
+    CHECK(null.in_place());
+    null.write("nothing to see");
+    null.commit();
+  }
+  struct stat st;
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));  // still the device
+
+  TempDir dir;
+  const std::string fifo = dir / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  std::thread reader([&] { got = slurp(fifo); });
+  dsgd::write_file_atomic(fifo, "through the pipe");
+  reader.join();
+  CHECK(got == "through the pipe");
+  REQUIRE(::stat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  CHECK(listing(dir.path) == std::set<std::string>{"pipe"});
+}
+
+TEST_CASE("AtomicFile takes a 250-character file name, and stale temporaries are found",
+          "[atomic]") {
+  TempDir dir;
+  const std::string dest = dir / std::string(250, 'x');
+  dsgd::write_file_atomic(dest, "long");
+  CHECK(slurp(dest) == "long");
+  CHECK(listing(dir.path).size() == 1);
+
+  // What a killed writer leaves: its temporary. The next run removes them (and nothing else).
+  const std::string ckpt = dir / "ckpt-0000000010.npz";
+  {
+    dsgd::AtomicFile killed(ckpt);
+    killed.write("half");
+    killed.stream().flush();
+    fs::copy_file(killed.temp_path(), dir / ".ckpt-0000000010.npz.dsgd-tmp.abcdef");
+  }
+  dsgd::write_file_atomic(dir / "other.txt", "keep");
+  CHECK(dsgd::remove_stale_temporaries(ckpt) == 1);
+  CHECK(listing(dir.path) == std::set<std::string>{std::string(250, 'x'), "other.txt"});
 }

@@ -76,6 +76,29 @@ void make_zip(const std::string& path,
   REQUIRE(zip_close(za) == 0);
 }
 
+// A zip of one deflated entry whose directory claims `declared` bytes uncompressed while
+// 16 bytes follow: what an attacker hands to --init (no tool writes it, so by hand).
+void make_zip_claiming(const std::string& path, const std::string& name, uint32_t declared) {
+  std::string out;
+  auto le = [&](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  const uint32_t data_bytes = 16;
+  le(0x04034b50, 4), le(20, 2), le(0, 2), le(8, 2), le(0, 4), le(0, 4);  // local header
+  le(data_bytes, 4), le(declared, 4), le(name.size(), 2), le(0, 2);
+  out += name + std::string(data_bytes, '\x03');
+  const size_t directory = out.size();
+  le(0x02014b50, 4), le(20, 2), le(20, 2), le(0, 2), le(8, 2), le(0, 4), le(0, 4);
+  le(data_bytes, 4), le(declared, 4), le(name.size(), 2), le(0, 2), le(0, 2), le(0, 2);
+  le(0, 2), le(0, 4), le(0, 4);  // attributes, offset of the local header
+  out += name;
+  const size_t directory_bytes = out.size() - directory;
+  le(0x06054b50, 4), le(0, 2), le(0, 2), le(1, 2), le(1, 2), le(directory_bytes, 4);
+  le(directory, 4), le(0, 2);
+  std::ofstream(path, std::ios::binary) << out;
+}
+
 // Parameters of `--model mlp:4` on the default synthetic data (32 features, 10 classes).
 std::vector<NamedTensor> mlp4_params() {
   return {{"layers.0.weight", Tensor({4, 32}, 0.1f)},
@@ -89,6 +112,7 @@ void make_files(const std::string& d) {
   const auto at = [&](const std::string& name) { return d + "/" + name; };
   // CSV
   write(at("empty.csv"), "");
+  write(at("ok.toml"), "nodes = 4\n");
   write(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
   write(at("nan.csv"), "1,2,0\n3,nan,1\n");
   write(at("inf.csv"), "1,2,0\n3,-inf,1\n");
@@ -154,6 +178,7 @@ void make_files(const std::string& d) {
   std::string npy = encode_npy(p[1].tensor);
   npy.replace(npy.find("'<f4'"), 5, "'<i4'");  // same length: header and data stay aligned
   make_zip(at("int32.npz"), {{"layers.0.bias.npy", npy}});
+  make_zip_claiming(at("claims3g.npz"), "unused.npy", 3u << 30);
   // Chrome traces
   write(at("empty.json"), "");
   write(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
@@ -211,6 +236,17 @@ std::vector<Row> flag_rows() {
       {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
       {"--save given twice", train("--save {d}/out/q.npz"), {"--save", "dsgd train --help"}},
       {"--metrics DIRECTORY", "train -q --metrics {d}", {"--metrics", "is a directory"}},
+      {"--save ''", "train -q --save ''", {"--save", "empty value"}},
+      {"--latency ''", train("--latency ''"), {"--latency", "empty value"}},
+      {"--save and --metrics on one file",
+       "train -q --save {d}/out/x.npz --metrics {d}/out/x.npz",
+       {"--save", "is also --metrics"}},
+      {"--save onto the training CSV",
+       "train -q --data csv:{d}/nan.csv --save {d}/nan.csv",
+       {"--save", "overwrite the --data file"}},
+      {"--trace onto the scenario file",
+       "train -q --scenario {d}/ok.toml --trace {d}/ok.toml",
+       {"--trace", "overwrite the --scenario file"}},
       {"--trace into a missing directory",
        "train -q --trace {d}/missing/t.json",
        {"--trace", "does not exist", "create it"}},
@@ -360,6 +396,9 @@ std::vector<Row> npz_rows() {
       {"--init entry that is not .npy",
        train("{d}/notes.npz"),
        {"notes.npz", "notes.txt", "not a .npy array"}},
+      {"--init entry that claims 3 GiB",
+       train("{d}/claims3g.npz"),
+       {"claims3g.npz", "'unused'", "declares 3221225472 bytes"}},
       {"--init NaN parameter",
        train("{d}/nan.npz"),
        {"nan.npz", "layers.1.weight", "NaN", "index 3"}},
@@ -406,6 +445,18 @@ TEST_CASE("bad scenario files: exit 2, one line with file:line:col", "[bad_input
 
 TEST_CASE("bad --init archives: exit 2, one line naming the file and entry", "[bad_input]") {
   check_rows(npz_rows());
+}
+
+TEST_CASE("a run that diverges stops at the first non-finite loss, exit 1, saving nothing",
+          "[bad_input]") {
+  TempDir dir;
+  const std::string out = (dir.path() / "p.npz").string();
+  const auto r = run_dsgd("train -q --lr 1e38 --save " + out + " --metrics " + out + ".jsonl");
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Catch::Contains("loss is NaN") && Catch::Contains("nothing was saved"));
+  CHECK(std::filesystem::is_empty(dir.path()));
 }
 
 TEST_CASE("every bad input tested here is a row of README's Bad input table", "[bad_input]") {

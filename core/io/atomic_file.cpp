@@ -43,32 +43,68 @@ void fsync_path(const std::string& path, const std::string& dest, bool directory
   if (rc != 0 && !(directory && (err == EINVAL || err == ENOTSUP))) throw_write_error(dest, err);
 }
 
+constexpr const char* kTempMark = ".dsgd-tmp.";
+// A file name has at most 255 bytes: ".", the name, the mark and 6 random characters.
+constexpr size_t kMaxNameInTemp = 255 - 1 - 16 - 6;
+
+// dest with every symlink on the way resolved, so that the rename replaces the file the
+// link leads to and the link stays: realpath for a file that exists, else (a dangling link)
+// where the links point.
+std::string resolve_links(const std::string& dest) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(dest, ec);
+  if (!ec) return real.string();
+  std::filesystem::path p(dest);
+  for (int hops = 0; hops < 40 && std::filesystem::is_symlink(p, ec); ++hops) {
+    const std::filesystem::path to = std::filesystem::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p.string();
+}
+
+std::string temp_prefix(const std::string& target) {
+  const std::filesystem::path p(target);
+  const std::string name = p.filename().string().substr(0, kMaxNameInTemp);
+  return (p.parent_path() / ("." + name + kTempMark)).string();
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string dest) : dest_(std::move(dest)) {
+  if (dest_.empty()) throw DataError("an output path is empty; give a file name");
+  struct stat st;
+  const bool exists = ::stat(dest_.c_str(), &st) == 0;  // through any symlinks
+  if (exists && S_ISDIR(st.st_mode))
+    throw DataError(fmt::format("cannot write '{}': it is a directory; give a file name", dest_));
+  if (exists && !S_ISREG(st.st_mode)) {  // a device, pipe or socket: write into it
+    in_place_ = true;
+    target_ = temp_path_ = dest_;
+    return;
+  }
+  target_ = resolve_links(dest_);
   std::error_code ec;
-  if (dest_.empty() || !std::filesystem::is_directory(directory_of(dest_), ec))
-    throw_write_error(dest_, ENOENT);
-  std::string name = dest_ + ".tmp.XXXXXX";
+  if (!std::filesystem::is_directory(directory_of(target_), ec)) throw_write_error(dest_, ENOENT);
+  std::string name = temp_prefix(target_) + "XXXXXX";
   int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) throw_write_error(dest_, errno);
   temp_path_ = name;
   // mkstemp creates mode 0600; a saved file should look like any other file the user writes.
-  struct stat st;
-  mode_t mode = ::stat(dest_.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
-  ::fchmod(fd, mode);
+  ::fchmod(fd, exists ? (st.st_mode & 07777) : 0644);
   ::close(fd);
 }
 
 AtomicFile::~AtomicFile() {
   if (committed_) return;
   if (stream_.is_open()) stream_.close();
-  ::unlink(temp_path_.c_str());
+  if (!in_place_) ::unlink(temp_path_.c_str());
 }
 
 std::ostream& AtomicFile::stream() {
   if (!stream_.is_open()) {
-    stream_.open(temp_path_, std::ios::binary | std::ios::trunc);
+    // In place: no truncation of a device or pipe (a terminal or /dev/null has nothing to cut).
+    stream_.open(temp_path_,
+                 in_place_ ? std::ios::binary | std::ios::out : std::ios::binary | std::ios::trunc);
     if (!stream_) throw_write_error(dest_, errno ? errno : EIO);
   }
   return stream_;
@@ -82,17 +118,36 @@ void AtomicFile::commit() {
     stream_.close();
     if (!ok || stream_.fail()) throw_write_error(dest_, errno ? errno : EIO);
   }
+  if (in_place_) {
+    committed_ = true;
+    return;
+  }
   fsync_path(temp_path_, dest_, false);
-  if (::rename(temp_path_.c_str(), dest_.c_str()) != 0) throw_write_error(dest_, errno);
+  if (::rename(temp_path_.c_str(), target_.c_str()) != 0) throw_write_error(dest_, errno);
   committed_ = true;
   // Make the rename itself durable: without this a crash can bring back the old file.
-  fsync_path(directory_of(dest_), dest_, true);
+  fsync_path(directory_of(target_), dest_, true);
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   AtomicFile file(path);
   file.write(bytes);
   file.commit();
+}
+
+int remove_stale_temporaries(const std::string& dest) {
+  const std::filesystem::path prefix(temp_prefix(resolve_links(dest)));
+  const std::string stem = prefix.filename().string();
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           prefix.has_parent_path() ? prefix.parent_path() : ".", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == stem.size() + 6 && name.starts_with(stem) && entry.is_regular_file(ec) &&
+        std::filesystem::remove(entry.path(), ec))
+      ++removed;
+  }
+  return removed;
 }
 
 }  // namespace dsgd

@@ -1,5 +1,9 @@
 // AtomicFile: write a file so that readers see either the old contents or the complete new
 // ones, never a half-written file (temporary in the same directory, fsync, rename, fsync dir).
+// A symlink is followed (its target is replaced, the link stays); an output that is not a
+// regular file (/dev/null, a pipe, a terminal) is written in place, since it cannot be
+// replaced without destroying it. Temporaries are named `.NAME.dsgd-tmp.XXXXXX` (NAME cut
+// short for long file names), so that stale ones can be found and removed.
 // Not a lock: two writers racing on one path each succeed, and the last rename wins.
 #pragma once
 
@@ -11,15 +15,18 @@ namespace dsgd {
 
 class AtomicFile {
  public:
-  // Creates `dest.tmp.XXXXXX` next to dest. Throws DataError when the directory is missing
-  // or not writable.
+  // Creates the temporary next to dest (next to its target when dest is a symlink), or opens
+  // dest itself when it exists and is not a regular file. Throws DataError when the
+  // directory is missing or not writable.
   explicit AtomicFile(std::string dest);
   ~AtomicFile();  // removes the temporary file unless commit() succeeded
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   const std::string& path() const { return dest_; }
+  // Where the bytes go before commit: the temporary, or dest itself when written in place.
   const std::string& temp_path() const { return temp_path_; }
+  bool in_place() const { return in_place_; }
 
   // A binary stream on the temporary file. Code that writes the temporary file by its path
   // instead (a library that opens the path itself) must not also use the stream.
@@ -32,13 +39,19 @@ class AtomicFile {
   void commit();
 
  private:
-  std::string dest_;
+  std::string dest_;    // as given (error messages name it)
+  std::string target_;  // what is replaced: dest, or the file its symlinks lead to
   std::string temp_path_;
   std::ofstream stream_;
+  bool in_place_ = false;
   bool committed_ = false;
 };
 
 // Writes bytes to path through an AtomicFile.
 void write_file_atomic(const std::string& path, std::string_view bytes);
+
+// The temporaries AtomicFile leaves when its process is killed: `.NAME.dsgd-tmp.*` next to
+// `dest`. Removes them (a new run writing dest calls it first) and returns how many.
+int remove_stale_temporaries(const std::string& dest);
 
 }  // namespace dsgd

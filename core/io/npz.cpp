@@ -275,9 +275,8 @@ Tensor decode_npy(std::string_view bytes, const std::string& where) {
 
 namespace {
 
-// Reads every entry; entries that are not NAME.npy go to `blobs`, or are refused when it
-// is null.
-std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBlob>* blobs) {
+// The archive open for reading; DataError naming the file and what to do otherwise.
+ZipPtr open_archive(const std::string& path) {
   int code = 0;
   ZipPtr za(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!za) {
@@ -296,6 +295,14 @@ std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBl
                       path, zip_error_text(code)));
     throw DataError(fmt::format("cannot read '{}': {}", path, zip_error_text(code)));
   }
+  return za;
+}
+
+// Reads every entry; entries that are not NAME.npy go to `blobs`, or are refused when it
+// is null. An entry whose declared size exceeds `max_bytes` is refused before it is read.
+std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBlob>* blobs,
+                                      uint64_t max_bytes) {
+  ZipPtr za = open_archive(path);
   zip_int64_t count = zip_get_num_entries(za.get(), 0);
 
   std::vector<NamedTensor> out;
@@ -319,6 +326,11 @@ std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBl
     if (zip_stat_index(za.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
         !(st.valid & ZIP_STAT_SIZE))
       throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za.get())));
+    if (st.size > max_bytes)
+      throw DataError(fmt::format(
+          "{} declares {} bytes, more than any array this run reads can hold ({} at most); give "
+          "the parameters of this model",
+          where, st.size, max_bytes));
     ZipFilePtr file(zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0));
     if (!file) throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za.get())));
     // Grown with the bytes actually read, a MiB at a time: the size in the zip directory is
@@ -349,13 +361,13 @@ std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBl
 
 }  // namespace
 
-std::vector<NamedTensor> read_npz(const std::string& path) {
-  return read_entries(path, nullptr);
+std::vector<NamedTensor> read_npz(const std::string& path, uint64_t max_entry_bytes) {
+  return read_entries(path, nullptr, max_entry_bytes);
 }
 
-NpzArchive read_npz_archive(const std::string& path) {
+NpzArchive read_npz_archive(const std::string& path, uint64_t max_entry_bytes) {
   NpzArchive archive;
-  archive.tensors = read_entries(path, &archive.blobs);
+  archive.tensors = read_entries(path, &archive.blobs, max_entry_bytes);
   return archive;
 }
 

@@ -4,6 +4,7 @@
 // Not a general NumPy reader: integer, complex, structured and Fortran-order arrays are refused.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,9 +19,11 @@ struct NamedTensor {
 };
 
 // Reads every entry of the archive, in archive order. Throws DataError naming the file and
-// the entry for a missing file, a non-zip file, or an entry that is not a float32/float64
-// little-endian C-order .npy array.
-std::vector<NamedTensor> read_npz(const std::string& path);
+// the entry for a missing file, a non-zip file, an entry that is not a float32/float64
+// little-endian C-order .npy array, or one that declares more than `max_entry_bytes`
+// (checked before anything is inflated: a 200-byte archive may claim 4 GiB).
+inline constexpr uint64_t kNoNpzLimit = ~uint64_t{0};
+std::vector<NamedTensor> read_npz(const std::string& path, uint64_t max_entry_bytes = kNoNpzLimit);
 
 // An archive entry kept as raw bytes rather than a .npy array: a document beside the
 // tensors (a checkpoint's JSON). Its name is the whole entry name ("checkpoint.json");
@@ -36,7 +39,7 @@ struct NpzArchive {
 };
 
 // As read_npz, but entries that are not NAME.npy are returned as blobs instead of refused.
-NpzArchive read_npz_archive(const std::string& path);
+NpzArchive read_npz_archive(const std::string& path, uint64_t max_entry_bytes = kNoNpzLimit);
 
 // Writes an uncompressed archive with one NAME.npy (NPY format 1.0, '<f4') per tensor, in
 // the given order, atomically (see AtomicFile). Identical input gives identical bytes.

@@ -10,6 +10,17 @@
 
 namespace dsgd {
 
+namespace {
+
+uint64_t max_parameter_bytes(const Mlp& model) {
+  int64_t largest = 0;
+  for (const ParamInfo& p : model.params())
+    largest = std::max(largest, p.numel);
+  return static_cast<uint64_t>(largest) * sizeof(double) + 65536;
+}
+
+}  // namespace
+
 TrainInputs load_train_inputs(const TrainConfig& config, const std::string& data_spec,
                               const std::string& init_path) {
   TrainInputs in;
@@ -24,10 +35,11 @@ TrainInputs load_train_inputs(const TrainConfig& config, const std::string& data
     std::error_code ec;
     if (std::filesystem::is_directory(init_path, ec))
       throw UsageError(fmt::format("--init {}: is a directory; give a .npz file", init_path));
-    in.init = read_npz(init_path);
-    // Check names and shapes now, with a clear message, before any node starts.
+    // Check names and shapes now, with a clear message, before any node starts; no entry may
+    // be larger than the largest parameter as float64 with a generous .npy header.
     Mlp probe =
         Mlp::from_spec(in.config.model, in.data.features, model_outputs(in.config.model, in.data));
+    in.init = read_npz(init_path, max_parameter_bytes(probe));
     probe.load_state(in.init, "--init " + init_path);
     // NaN or Inf parameters (a diverged run's --save) would only train to NaN.
     for (const NamedTensor& t : in.init)

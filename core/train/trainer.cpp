@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -178,6 +179,16 @@ TrainState state_after(const StepMetrics& m, const DataParallelSampler::Batch& g
   return state;
 }
 
+// A loss that is no longer a number (too high a learning rate, bad data) never comes back:
+// the run stops there, on every rank alike (the loss is the reduced one), keeping nothing.
+void check_finite(const StepMetrics& m, const TrainConfig& config) {
+  if (std::isfinite(m.loss)) return;
+  throw Error(fmt::format(
+      "step {}: the training loss is {} (the run diverged); nothing was saved: lower the "
+      "learning rate (now {:g}) or check the data for NaN and Inf",
+      m.step, std::isnan(m.loss) ? "NaN" : "infinite", config.sgd.lr));
+}
+
 void add_step(TrainResult& result, const StepMetrics& m) {
   result.compute_s += m.compute_s;
   result.comm_s += m.comm_s;
@@ -217,6 +228,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     comm.emit({.kind = EventKind::step_begin, .seq = uint64_t(step + 1), .op = "step"});
     DataParallelSampler::Batch global{};
     StepMetrics m = run_step(run, step, global);
+    check_finite(m, config);
     if (evaluates_after(run, step, steps, global)) {
       const Evaluation e = evaluate(comm, *device, data);
       m.test_loss = e.loss;
