@@ -18,6 +18,11 @@ EventFold::RankState& EventFold::state(int rank) {
   return ranks_[rank];
 }
 
+void EventFold::reserve(size_t events) {
+  slices_.reserve(slices_.size() + events);
+  messages_.reserve(messages_.size() + events);
+}
+
 void EventFold::add(const Event& e) {
   const Stamp t{events_++, e.wall_s, e.model_s};
   if (e.rank < 0) return;
@@ -68,7 +73,7 @@ void EventFold::add_arrival(const Event& e) {
   if (e.rank < 0 || e.kind != EventKind::recv_end) return;
   state(e.rank);
   world_ = std::max(world_, e.peer + 1);
-  pair_receive(e, t, -1);
+  pair_receive(pairs_[{e.peer, e.rank, e.tag}], t, -1);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -233,22 +238,22 @@ void EventFold::on_recv_end(RankState& st, const Event& e, Stamp t) {
     st.recvs.erase(it);
   }
   const int index = static_cast<int>(slices_.size());
+  Pairing& pair = pairs_[{e.peer, e.rank, e.tag}];
   slices_.push_back({.kind = SliceKind::recv,
                      .rank = e.rank,
                      .bytes = e.bytes,
                      .peer = e.peer,
                      .tag = e.tag,
-                     .k = pairs_[{e.peer, e.rank, e.tag}].arrivals.size(),
+                     .k = pair.arrivals.size(),
                      .begin = begin,
                      .end = t});
-  slices_[index].message = pair_receive(e, t, index);
+  slices_[index].message = pair_receive(pair, t, index);
   count_collective_message(st, e.tag, nullptr);
 }
 
 // Records the k-th receive src -> dst (tag t) and completes the k-th send if it was seen;
 // returns that message's index, or -1.
-int EventFold::pair_receive(const Event& e, Stamp t, int recv_slice) {
-  Pairing& pair = pairs_[{e.peer, e.rank, e.tag}];
+int EventFold::pair_receive(Pairing& pair, Stamp t, int recv_slice) {
   const size_t k = pair.arrivals.size();
   pair.arrivals.push_back(t);
   pair.recv_slices.push_back(recv_slice);

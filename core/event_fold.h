@@ -68,6 +68,9 @@ class EventFold {
   // `world`: the ranks, when known (the schedules need it); more are counted as seen.
   explicit EventFold(int world = 0) : world_(world) {}
 
+  // Room for `events` more events' slices and messages (at most one of each per event), so
+  // that a fold of a whole window does not copy them as it grows.
+  void reserve(size_t events);
   void add(const Event& e);
   // A receive that completes past the caller's time cursor: it gives its message's arrival
   // and nothing else (a replay scrubbed back knows when messages in flight will land). Feed
@@ -128,7 +131,7 @@ class EventFold {
   void on_send_begin(RankState& st, const Event& e, Stamp t);
   void on_send_end(RankState& st, const Event& e, Stamp t);
   void on_recv_end(RankState& st, const Event& e, Stamp t);
-  int pair_receive(const Event& e, Stamp t, int recv_slice);
+  int pair_receive(Pairing& pair, Stamp t, int recv_slice);
 
   int world_ = 0;
   size_t events_ = 0;

@@ -61,6 +61,7 @@ Snapshot frame(const std::vector<Event>& events, const SnapshotInputs& in) {
 // The events up to the time cursor; later receives only tell when messages land.
 EventFold fold_until(const std::vector<Event>& events, const Snapshot& s) {
   EventFold fold(s.world);
+  fold.reserve(events.size());
   for (const Event& e : events) {
     if (e.rank < 0 || e.rank >= s.world) continue;
     if (time_of(e, s.time_base) <= s.now_s)
@@ -183,6 +184,7 @@ void mark_slow_links(std::vector<LinkView>& links) {
 Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& in) {
   Snapshot s = frame(events, in);
   const EventFold fold = fold_until(events, s);
+  s.messages.reserve(fold.messages().size());
   for (const FoldMessage& f : fold.messages())
     s.messages.push_back(message_view(s, fold, f));
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i)

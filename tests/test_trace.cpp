@@ -652,3 +652,34 @@ TEST_CASE("a trace reads back into the events it was drawn from", "[trace][read]
   CHECK(twice.slices == once.slices);
   CHECK(twice.flows == once.flows);
 }
+
+TEST_CASE("a rank's own trace file labels its collective messages as the whole trace does",
+          "[trace][run]") {
+  EventBuffer buffer;
+  run_traffic(buffer);
+  const std::vector<Event> events = buffer.snapshot();
+  // The args of every send slice of `rank` in a collective, in file order. (Its receives
+  // are labelled from their sends, which this rank's file does not hold.)
+  const auto phases = [](const std::string& text, int rank) {
+    std::vector<std::string> out;
+    const json doc = json::parse(text);
+    for (const json& e : doc["traceEvents"])
+      if (e.value("cat", "") == "p2p" && e["pid"] == rank && e["args"]["dir"] == "send" &&
+          e["args"].contains("phase"))
+        out.push_back(e["args"].dump());
+    return out;
+  };
+  const std::string whole = trace_json(events);
+  for (int rank = 0; rank < 4; ++rank) {
+    INFO("rank " << rank);
+    const std::vector<std::string> want = phases(whole, rank);
+    CHECK(want.size() >= 6);  // ring and naive messages (and broadcast ones)
+    ChromeTraceWriter writer;
+    for (const Event& e : of_rank(events, rank))
+      writer.on_event(e);
+    writer.set_world(4);  // its peers alone would say 2 or 3 ranks
+    TempDir dir;
+    writer.write(dir / "rank.json");
+    CHECK(phases(read_text(dir / "rank.json"), rank) == want);
+  }
+}

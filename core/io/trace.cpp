@@ -106,12 +106,13 @@ std::string phase_args(const MessagePhase& p) {
   return s;
 }
 
-Folded fold_ranks(const RankEvents& by_rank) {
-  int world = 0;
+Folded fold_ranks(const RankEvents& by_rank, int world) {
   for (const auto& [rank, list] : by_rank)
     for (const auto& [t, e] : list)
       world = std::max({world, rank + 1, e->peer + 1});
   Folded d(world);
+  for (const auto& [rank, list] : by_rank)
+    d.fold.reserve(list.size());
   for (const auto& [rank, list] : by_rank) {
     const size_t first = d.ns.size();
     for (const auto& [t, e] : list) {
@@ -420,7 +421,7 @@ std::vector<std::string> event_lines(const std::vector<Slice>& all,
 std::string trace_json(const std::vector<Event>& events, const TraceOptions& options) {
   size_t dropped = 0;
   const RankEvents by_rank = order_by_rank(events, options.time_base, dropped);
-  std::vector<Slice> all = slices_of(fold_ranks(by_rank));
+  std::vector<Slice> all = slices_of(fold_ranks(by_rank, options.world));
   const std::vector<LaneName> lane_names = assign_all_lanes(all, by_rank);
   std::string out = "{\"traceEvents\":[\n";
   bool first = true;
@@ -450,6 +451,11 @@ void ChromeTraceWriter::on_event(const Event& event) {
   events_.push_back(event);
 }
 
+void ChromeTraceWriter::set_world(int world) {
+  std::lock_guard lock(mutex_);
+  options_.world = world;
+}
+
 size_t ChromeTraceWriter::size() const {
   std::lock_guard lock(mutex_);
   return events_.size();
@@ -457,11 +463,13 @@ size_t ChromeTraceWriter::size() const {
 
 void ChromeTraceWriter::write(const std::string& path) const {
   std::vector<Event> events;
+  TraceOptions options;
   {
     std::lock_guard lock(mutex_);
     events = events_;
+    options = options_;
   }
-  write_file_atomic(path, trace_json(events, options_));
+  write_file_atomic(path, trace_json(events, options));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ struct TraceOptions {
   // The run's description, a serialized JSON object, written into otherData as "run"
   // verbatim so that a replay shows the recorded run's settings; empty: none.
   std::string run_json;
+  // Ranks in the run, which the collectives' schedules depend on; 0: the highest rank or
+  // peer in the events + 1, which a per-rank file (an MPI rank's) may undercount.
+  int world = 0;
 };
 
 // The whole trace document for `events` (any order; several ranks or one). Sends and
@@ -40,8 +43,9 @@ struct TraceOptions {
 // to dst with that tag, so the k-th send pairs with the k-th receive (messages between one
 // pair with one tag arrive in send order); a collective's messages add where they stand in
 // it {collective, phase, step, steps, chunk, segment, segments, contributions} (the fields
-// message_phase.h knows). Flow arrows join every pair whose two ends are both in `events`. Where
-// asynchronous operations overlap so that slices would not nest, the later ones move to extra lanes
+// message_phase.h knows; a receive whose send is not in `events` has none). Flow arrows join every
+// pair whose two ends are both in `events`. Where asynchronous operations overlap so that slices
+// would not nest, the later ones move to extra lanes
 // ("communication (overlap)"). UsageError for TimeBase::model when an event has no model time.
 std::string trace_json(const std::vector<Event>& events, const TraceOptions& options = {});
 
@@ -49,9 +53,10 @@ std::string trace_json(const std::vector<Event>& events, const TraceOptions& opt
 // and I/O threads may call on_event at once.
 class ChromeTraceWriter : public EventSink {
  public:
-  explicit ChromeTraceWriter(TraceOptions options = {}) : options_(options) {}
+  explicit ChromeTraceWriter(TraceOptions options = {}) : options_(std::move(options)) {}
   void on_event(const Event& event) override;
   size_t size() const;
+  void set_world(int world);  // TraceOptions::world, once the run knows it
   // Writes trace_json(events) to path atomically (DataError when it cannot be written).
   // May be called more than once (e.g. after a failed run too); each writes everything so far.
   void write(const std::string& path) const;

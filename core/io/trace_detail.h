@@ -1,5 +1,6 @@
-// Internals shared by trace.cpp (writing) and trace_read.cpp (merge, check): how sends are
-// paired with receives and how flow arrows and times are spelled in the JSON.
+// Internals shared by trace.cpp (writing), trace_read.cpp (events, merge) and
+// trace_check.cpp: the categories dsgd writes, how sends are paired with receives and how
+// flow arrows and times are spelled in the JSON.
 // Not part of the public API: include core/io/trace.h instead.
 #pragma once
 
