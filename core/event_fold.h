@@ -4,7 +4,8 @@
 // and what is still open), messages (the k-th send src -> dst with tag t paired with the k-th
 // receive at dst from src with tag t), each message's place in its collective
 // (message_phase.h), and per rank its state (step, computing, in a collective, how far its
-// all_reduce has come). The trace writer, the GUI snapshot and the replay all use it.
+// all_reduce has come). The trace writer and the GUI snapshot (live runs and replayed
+// traces alike) use it, so they draw and label the same things.
 // Not thread-safe and not a sink: the caller owns the events and feeds them one by one.
 #pragma once
 
@@ -78,7 +79,8 @@ class EventFold {
   void add_arrival(const Event& recv_end);
 
   int world() const { return world_; }
-  const std::vector<FoldSlice>& slices() const { return slices_; }  // in the order they closed
+  // In the order recorded: sends and notes when they begin, the others when they end.
+  const std::vector<FoldSlice>& slices() const { return slices_; }
   // Rank r's slices still open: steps, compute phases, collectives, posted receives, in
   // that order, each in the order begun (ended = false, end = begin).
   std::vector<FoldSlice> open_slices(int rank) const;

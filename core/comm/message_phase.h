@@ -36,7 +36,7 @@ struct MessagePhase {
   Phase phase = Phase::p2p;
   int step = -1;  // in [0, steps) of its collective, counted over all its phases; -1 unknown
   int steps = 0;
-  int chunk = -1;                  // ring all_reduce: the chunk it carries
+  int chunk = -1;  // ring all_reduce: the chunk it carries (ring all_gather, reduce_scatter: row)
   int segment = -1, segments = 0;  // ring all_reduce: which of the chunk's messages
   int contributions = 0;           // how many ranks' values it carries; 0 when not known
 
