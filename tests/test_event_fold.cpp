@@ -256,7 +256,7 @@ TEST_CASE("halving_doubling, tree and naive messages are labelled with their own
   CHECK(h.steps() == 6);
 }
 
-TEST_CASE("user messages are p2p; other collectives name their own phases", "[fold]") {
+TEST_CASE("user messages are p2p, other collectives name their own phases", "[fold]") {
   EventBuffer buffer;
   sim::run_cluster({.nodes = 4, .events = &buffer}, [](Communicator& comm) {
     std::vector<float> v(4, static_cast<float>(comm.rank()));
