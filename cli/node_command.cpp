@@ -164,7 +164,7 @@ int run_node(const NodeFlags& f) {
   fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
              plan.listen.to_string(), node.port());
   std::fflush(stderr);
-  ChromeTraceWriter trace;
+  ChromeTraceWriter trace({.world = f.world});  // this file holds this rank's events only
   if (!outputs.trace.empty()) node.set_events(&trace);
   auto write_trace = [&] {
     if (!outputs.trace.empty() && trace.size() > 0)

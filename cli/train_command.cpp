@@ -118,6 +118,7 @@ int run_train(const TrainFlags& flags) {
         sim::to_string(spec.backend), options,
         [&](Communicator& comm) {
           if (!sim) mpi_rank = comm.rank();
+          trace.set_world(comm.size());  // an MPI rank's file holds its own events only
           check_world(plan, comm.size());
           TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
                                           plan.resume ? &plan.resume->state : nullptr);

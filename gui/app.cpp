@@ -128,7 +128,9 @@ void GuiApp::tick(double dt_s) {
 Snapshot GuiApp::snapshot() const {
   Snapshot s;
   if (replay_) {
-    SnapshotInputs in{.time_base = replay_->time_base(), .now_s = cursor_s_};
+    SnapshotInputs in{.time_base = replay_->time_base(),
+                      .now_s = cursor_s_,
+                      .algorithm = replay_->all_reduce_algorithm()};
     s = build_snapshot(replay_->events(), in);
     s.begin_s = replay_->begin_s();
     s.end_s = replay_->end_s();

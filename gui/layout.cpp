@@ -79,27 +79,6 @@ int mod(int a, int n) {
 }
 }  // namespace
 
-int ring_send_chunk(int world, int rank, int m) {
-  if (world <= 1) return 0;
-  if (m < world - 1) return mod(rank - m, world);
-  return mod(rank + 1 - (m - (world - 1)), world);
-}
-
-int ring_contributions(int world, int rank, int c, int k) {
-  if (world <= 1) return 1;
-  const int j = mod(rank - c, world);  // chunk c is j steps to the left of rank's own
-  const int scattered = std::min(k, world - 1);
-  const int gathered = std::max(0, k - (world - 1));
-  if (j < gathered) return world;              // overwritten by a complete chunk
-  if (j >= 1 && j <= scattered) return j + 1;  // ranks rank, rank-1, ..., rank-j
-  return 1;
-}
-
-int ring_send_contributions(int world, int rank, int m) {
-  if (world <= 1) return 1;
-  return m < world - 1 ? m + 1 : world;
-}
-
 float demo_value(int rank, int i) {
   return static_cast<float>(1 + (rank * 3 + i * 5) % 7);
 }
@@ -109,35 +88,6 @@ float demo_partial_sum(int world, int rank, int i, int contributions) {
   for (int n = 0; n < contributions && n < world; ++n)
     sum += demo_value(mod(rank - n, world), i);
   return sum;
-}
-
-const char* op_for_tag(int tag) {
-  switch (tag - kCollectiveTagBase) {
-    case 1:
-      return "broadcast";
-    case 2:
-      return "reduce";
-    case 3:
-      return "all_reduce naive";
-    case 4:
-      return "all_reduce ring";
-    case 5:
-      return "barrier";
-    case 6:
-      return "all_reduce tree";
-    case 7:
-      return "all_reduce halving_doubling";
-    case 8:
-      return "gather";
-    case 9:
-      return "scatter";
-    case 10:
-      return "all_gather";
-    case 11:
-      return "reduce_scatter";
-    default:
-      return tag >= kCollectiveTagBase ? "collective" : "p2p";
-  }
 }
 
 Rgba colour_for_op(const char* op) {

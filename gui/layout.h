@@ -1,8 +1,8 @@
-// The geometry and bookkeeping that decide what the views draw, with no ImGui or OpenGL in
-// sight so tests can check them: where ranks sit (ring, star, grid), where a packet is on
-// its link at a given time, which ring all-reduce chunk a message carries and how many
-// ranks' contributions a chunk holds, colours by operation, and plot scales.
-// R = ranks (world), c = chunk index, k = messages a rank has received in one all_reduce.
+// The geometry that decides what the views draw, with no ImGui or OpenGL in sight so tests
+// can check it: where ranks sit (ring, star, grid), where a packet is on its link at a
+// given time, the all_reduce demo's values, colours by operation, and plot scales. Which
+// chunk a message carries and how full a chunk is come from the event fold
+// (core/event_fold.h) through the snapshot. R = ranks (world).
 #pragma once
 
 #include <cstdint>
@@ -33,22 +33,11 @@ double packet_progress(double send_s, double arrival_s, double now_s);
 // do not overlap.
 Vec2 packet_position(Vec2 src, Vec2 dst, double progress, float offset);
 
-// Ring all-reduce (core/comm/allreduce_ring.cpp): 2(R-1) receives per rank. Reduce-scatter
-// receive s (s < R-1) adds chunk (r - s - 1) from the left neighbour; all-gather receive g
-// overwrites chunk (r - g) with the complete one.
-// The chunk a rank's m-th send of one all_reduce carries (m in [0, 2(R-1))).
-int ring_send_chunk(int world, int rank, int m);
-// How many ranks' values chunk c on `rank` holds after the rank has received k messages of
-// the all_reduce: 1 (its own) up to R (complete). The contributors of a partial chunk are
-// the consecutive ranks rank, rank-1, ..., rank-n+1 (mod R).
-int ring_contributions(int world, int rank, int c, int k);
-// How many ranks' values the m-th send of `rank` carries.
-int ring_send_contributions(int world, int rank, int m);
-
 // The value of element i on `rank` in the all_reduce demo: small integers, so sums are exact.
 float demo_value(int rank, int i);
-// The value element i of chunk-holding rank shows: the sum of demo_value over its
-// contributors (ring_contributions consecutive ranks ending at `rank`).
+// The value element i shows on `rank` when it holds `contributions` ranks' values: the sum
+// of demo_value over the consecutive ranks rank, rank-1, ... (mod R), as a partial ring
+// chunk holds them (RingSchedule::contributions), or over all R once complete.
 float demo_partial_sum(int world, int rank, int i, int contributions);
 
 // Colours are 0xAABBGGRR (ImGui's IM_COL32 layout), so views use them as they are.
@@ -57,9 +46,8 @@ constexpr Rgba rgba(int r, int g, int b, int a = 255) {
   return static_cast<Rgba>(r) | static_cast<Rgba>(g) << 8 | static_cast<Rgba>(b) << 16 |
          static_cast<Rgba>(a) << 24;
 }
-// The operation a message belongs to, from its tag: "all_reduce ring", "broadcast", ...;
-// "p2p" for user tags.
-const char* op_for_tag(int tag);
+// The colour of an operation: a message's label (collective_tags.h: "all_reduce ring",
+// "broadcast", ..., "p2p") or a phase's name ("forward_backward", "update").
 Rgba colour_for_op(const char* op);
 // A packet's radius in pixels for `bytes`: grows with log2(bytes), from 3 px to 12 px.
 float packet_radius(uint64_t bytes);

@@ -1,12 +1,12 @@
-// Sections: [time and links] [build: messages, slices and ranks, gradients].
+// Sections: [time and links] [build: frame, messages, slices and ranks, gradients].
+// Everything event-derived comes from the event fold (core/event_fold.h), as the trace's does.
 #include "gui/snapshot.h"
 
-#include "core/comm/chunks.h"
-
 #include <algorithm>
-#include <cstring>
-#include <map>
-#include <tuple>
+
+#include "core/comm/chunks.h"
+#include "core/comm/collective_tags.h"
+#include "core/event_fold.h"
 
 namespace dsgd::gui {
 namespace {
@@ -19,25 +19,145 @@ double time_of(const Event& e, TimeBase base) {
   return base == TimeBase::model ? e.model_s : e.wall_s;
 }
 
+double time_of(const Stamp& s, TimeBase base) {
+  return base == TimeBase::model ? s.model_s : s.wall_s;
+}
+
 double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes) {
   if (src < 0 || dst < 0 || src >= s.world || dst >= s.world || s.links.empty()) return 0;
   const LinkView& l = s.link(src, dst);
   return l.latency_s + (l.bandwidth_Bps > 0 ? static_cast<double>(bytes) / l.bandwidth_Bps : 0);
 }
 
-using MessageKey = std::tuple<int, int, int>;  // src, dst, tag
+// ---------------------------------------------------------------------------------------
+// [build]
+// ---------------------------------------------------------------------------------------
 
-// Per-rank bookkeeping while walking the events.
-struct RankWalk {
-  std::vector<std::pair<const char*, double>> computes, collectives;  // open: name, begin
-  int ring_sent = 0, ring_received = 0;
-  bool ring_active = false;  // an all_reduce with ring messages is open
-  bool all_reduce_done = false;
-  bool saw_all_reduce = false;
-};
+// What does not need the fold: world, the span of the events, the time cursor, links, ranks.
+Snapshot frame(const std::vector<Event>& events, const SnapshotInputs& in) {
+  Snapshot s;
+  s.time_base = in.time_base;
+  s.algorithm = in.algorithm;
+  int world = in.world;
+  bool any = false;
+  for (const Event& e : events) {
+    world = std::max({world, e.rank + 1, e.peer + 1});
+    const double t = time_of(e, in.time_base);
+    if (!any || t < s.begin_s) s.begin_s = t;
+    if (!any || t > s.end_s) s.end_s = t;
+    any = true;
+  }
+  s.world = world;
+  s.now_s = in.now_s >= 0 ? in.now_s : s.end_s;
+  s.links = in.links;
+  if (s.links.size() != static_cast<size_t>(world) * world)
+    s.links.assign(static_cast<size_t>(world) * world, LinkView{});
+  s.ranks.assign(world, RankView{});
+  for (int r = 0; r < world && r < static_cast<int>(in.stragglers.size()); ++r)
+    s.ranks[r].straggler = in.stragglers[r];
+  return s;
+}
 
-bool is_ring_tag(int tag) {
-  return tag == collective_tag::kAllReduceRing;
+// The events up to the time cursor; later receives only tell when messages land.
+EventFold fold_until(const std::vector<Event>& events, const Snapshot& s) {
+  EventFold fold(s.world);
+  fold.reserve(events.size());
+  for (const Event& e : events) {
+    if (e.rank < 0 || e.rank >= s.world) continue;
+    if (time_of(e, s.time_base) <= s.now_s)
+      fold.add(e);
+    else if (e.kind == EventKind::recv_end)
+      fold.add_arrival(e);
+  }
+  return fold;
+}
+
+MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMessage& f) {
+  const MessagePhase p = fold.phase(f);
+  MessageView m{.src = f.src,
+                .dst = f.dst,
+                .tag = f.tag,
+                .k = f.k,
+                .bytes = f.bytes,
+                .op = p.label(f.tag),
+                .phase = p.phase,
+                .step = p.step,
+                .steps = p.steps,
+                .send_s = time_of(f.sent, s.time_base),
+                .chunk = p.chunk,
+                .segment = p.segment,
+                .segments = p.segments,
+                .contributions = p.contributions,
+                .preview_count = f.preview_count};
+  std::copy_n(f.preview.begin(), 4, m.preview);
+  if (f.has_arrived) {
+    m.arrive_s = time_of(f.arrived, s.time_base);
+    m.estimated = false;
+    m.arrived = m.arrive_s <= s.now_s;
+  } else {
+    m.arrive_s = m.send_s + transfer_estimate_s(s, f.src, f.dst, f.bytes);
+  }
+  return m;
+}
+
+// Compute phases and collectives begun by now; those still open end at now.
+void add_slices(Snapshot& s, const EventFold& fold) {
+  const auto add = [&](const FoldSlice& f) {
+    if (f.kind != SliceKind::compute && f.kind != SliceKind::collective) return;
+    s.slices.push_back({.rank = f.rank,
+                        .lane = f.kind == SliceKind::compute ? Lane::compute : Lane::comm,
+                        .name = f.name,
+                        .begin_s = time_of(f.begin, s.time_base),
+                        .end_s = f.ended ? time_of(f.end, s.time_base) : s.now_s,
+                        .open = !f.ended});
+  };
+  for (const FoldSlice& f : fold.slices())
+    add(f);
+  for (int r = 0; r < s.world; ++r)
+    for (const FoldSlice& f : fold.open_slices(r))
+      add(f);
+}
+
+void add_ranks(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
+  int64_t max_step = 0;
+  for (int r = 0; r < s.world; ++r) {
+    const RankFold f = fold.rank(r);
+    RankView& rv = s.ranks[r];
+    rv.step = f.step;
+    rv.computing = f.computing;
+    rv.in_collective = f.in_collective;
+    rv.last_event_s = std::max(0.0, time_of(f.last, s.time_base));
+    max_step = std::max(max_step, rv.step);
+  }
+  for (int r = 0; r < s.world && r < static_cast<int>(in.crash_steps.size()); ++r)
+    s.ranks[r].crashed = in.crash_steps[r] > 0 && max_step >= in.crash_steps[r];
+}
+
+// Each rank's latest all_reduce, as the algorithm its messages name runs it (the inputs'
+// algorithm until messages show one): ring chunks, or the whole buffer.
+void add_gradients(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
+  GradientView& g = s.gradients;
+  Algorithm shown = in.algorithm;
+  for (int r = 0; r < s.world; ++r)
+    if (const Algorithm a = fold.all_reduce_algorithm(r); a != Algorithm::automatic) shown = a;
+  const CollectiveTag* tag = find_collective_tag(CollectiveOp::all_reduce, shown);
+  g.label = tag ? tag->label : "all_reduce";
+  g.ring = shown == Algorithm::ring;
+  g.chunks = g.ring ? s.world : 1;
+  g.contributions.resize(s.world);
+  for (int r = 0; r < s.world; ++r)
+    g.contributions[r] = fold.all_reduce_contributions(r, shown);
+  if (in.demo_elements <= 0 || s.world <= 0) return;
+  g.elements = in.demo_elements;
+  const Chunks chunks{static_cast<size_t>(in.demo_elements), g.chunks};
+  g.element_chunk.resize(in.demo_elements);
+  for (int c = 0; c < g.chunks; ++c)
+    for (size_t i = chunks.offset(c); i < chunks.offset(c + 1); ++i)
+      g.element_chunk[i] = c;
+  g.values.assign(s.world, std::vector<float>(in.demo_elements));
+  for (int r = 0; r < s.world; ++r)
+    for (int i = 0; i < in.demo_elements; ++i)
+      g.values[r][i] = demo_partial_sum(s.world, r, i, g.contributions[r][g.element_chunk[i]]);
 }
 
 }  // namespace
@@ -61,183 +181,17 @@ void mark_slow_links(std::vector<LinkView>& links) {
              (median_bw > 0 && l.bandwidth_Bps > 0 && l.bandwidth_Bps * 2 < median_bw);
 }
 
-// ---------------------------------------------------------------------------------------
-// [build]
-// ---------------------------------------------------------------------------------------
-
 Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& in) {
-  Snapshot s;
-  s.time_base = in.time_base;
-  s.algorithm = in.algorithm;
-  int world = in.world;
-  double first = 0, last = 0;
-  bool any = false;
-  for (const Event& e : events) {
-    world = std::max({world, e.rank + 1, e.peer + 1});
-    const double t = time_of(e, in.time_base);
-    if (!any || t < first) first = t;
-    if (!any || t > last) last = t;
-    any = true;
-  }
-  s.world = world;
-  s.begin_s = first;
-  s.end_s = last;
-  s.now_s = in.now_s >= 0 ? in.now_s : last;
-  const double now = s.now_s;
-
-  s.links = in.links;
-  if (s.links.size() != static_cast<size_t>(world) * world)
-    s.links.assign(static_cast<size_t>(world) * world, LinkView{});
-  s.ranks.assign(world, RankView{});
-  for (int r = 0; r < world; ++r) {
-    if (r < static_cast<int>(in.stragglers.size())) s.ranks[r].straggler = in.stragglers[r];
-  }
-
-  // [messages] sends by now, paired with receives (whenever they complete).
-  std::map<MessageKey, std::vector<int>> sent;      // key -> message index by k
-  std::map<MessageKey, std::vector<double>> recvd;  // key -> completion time by k
-  std::vector<RankWalk> walk(world);
-  const auto complete = [&](MessageView& m, double t) {
-    m.arrive_s = t;
-    m.estimated = false;
-    m.arrived = t <= now;
-  };
-
-  for (const Event& e : events) {
-    if (e.rank < 0 || e.rank >= world) continue;
-    const double t = time_of(e, in.time_base);
-    RankWalk& w = walk[e.rank];
-    RankView& rv = s.ranks[e.rank];
-    if (e.kind == EventKind::recv_end && e.peer >= 0) {
-      // A receive counts for pairing whenever it happened: a replay knows arrivals ahead.
-      const MessageKey key{e.peer, e.rank, e.tag};
-      std::vector<double>& times = recvd[key];
-      const size_t k = times.size();
-      times.push_back(t);
-      auto it = sent.find(key);
-      if (it != sent.end() && k < it->second.size()) complete(s.messages[it->second[k]], t);
-    }
-    if (t > now) continue;
-    rv.last_event_s = std::max(rv.last_event_s, t);
-    switch (e.kind) {
-      case EventKind::send_begin: {
-        const MessageKey key{e.rank, e.peer, e.tag};
-        std::vector<int>& ks = sent[key];
-        MessageView m{.src = e.rank,
-                      .dst = e.peer,
-                      .tag = e.tag,
-                      .k = ks.size(),
-                      .bytes = e.bytes,
-                      .op = op_for_tag(e.tag),
-                      .send_s = t};
-        m.arrive_s = t + transfer_estimate_s(s, e.rank, e.peer, e.bytes);
-        m.preview_count = std::min<uint8_t>(e.preview_count, 4);
-        std::copy_n(e.preview.begin(), 4, m.preview);
-        if (is_ring_tag(e.tag) && w.ring_active) {
-          m.chunk = ring_send_chunk(world, e.rank, w.ring_sent);
-          m.contributions = ring_send_contributions(world, e.rank, w.ring_sent);
-          ++w.ring_sent;
-        }
-        auto r = recvd.find(key);
-        if (r != recvd.end() && m.k < r->second.size()) complete(m, r->second[m.k]);
-        ks.push_back(static_cast<int>(s.messages.size()));
-        s.messages.push_back(m);
-        break;
-      }
-      case EventKind::recv_end:
-        if (is_ring_tag(e.tag) && w.ring_active) ++w.ring_received;
-        break;
-      case EventKind::compute_begin:
-        w.computes.push_back({e.op, t});
-        break;
-      case EventKind::compute_end:
-        for (size_t i = w.computes.size(); i-- > 0;)
-          if (std::strcmp(w.computes[i].first, e.op) == 0) {
-            s.slices.push_back(
-                {e.rank, Lane::compute, w.computes[i].first, w.computes[i].second, t, false});
-            w.computes.erase(w.computes.begin() + static_cast<std::ptrdiff_t>(i));
-            break;
-          }
-        break;
-      case EventKind::collective_begin:
-        w.collectives.push_back({e.op, t});
-        if (std::strcmp(e.op, "all_reduce") == 0) {
-          w.ring_active = true;  // until proven otherwise: counts only ring-tagged messages
-          w.ring_sent = w.ring_received = 0;
-          w.all_reduce_done = false;
-          w.saw_all_reduce = true;
-        }
-        break;
-      case EventKind::collective_end:
-        for (size_t i = w.collectives.size(); i-- > 0;)
-          if (std::strcmp(w.collectives[i].first, e.op) == 0) {
-            s.slices.push_back(
-                {e.rank, Lane::comm, w.collectives[i].first, w.collectives[i].second, t, false});
-            w.collectives.erase(w.collectives.begin() + static_cast<std::ptrdiff_t>(i));
-            break;
-          }
-        if (std::strcmp(e.op, "all_reduce") == 0) {
-          w.ring_active = false;
-          w.all_reduce_done = true;
-        }
-        break;
-      case EventKind::step_begin:
-        rv.step = std::max<int64_t>(rv.step, static_cast<int64_t>(e.seq));
-        break;
-      default:
-        break;
-    }
-  }
-
-  // [slices and ranks] phases still open at now_s end there.
-  for (int r = 0; r < world; ++r) {
-    for (const auto& [name, begin] : walk[r].computes)
-      s.slices.push_back({r, Lane::compute, name, begin, now, true});
-    for (const auto& [name, begin] : walk[r].collectives)
-      s.slices.push_back({r, Lane::comm, name, begin, now, true});
-    s.ranks[r].computing = !walk[r].computes.empty();
-    s.ranks[r].in_collective = !walk[r].collectives.empty();
-  }
-  int64_t max_step = 0;
-  for (const RankView& rv : s.ranks)
-    max_step = std::max(max_step, rv.step);
-  for (int r = 0; r < world && r < static_cast<int>(in.crash_steps.size()); ++r)
-    s.ranks[r].crashed = in.crash_steps[r] > 0 && max_step >= in.crash_steps[r];
-
+  Snapshot s = frame(events, in);
+  const EventFold fold = fold_until(events, s);
+  s.messages.reserve(fold.messages().size());
+  for (const FoldMessage& f : fold.messages())
+    s.messages.push_back(message_view(s, fold, f));
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i)
     if (!s.messages[i].arrived) s.in_flight.push_back(i);
-
-  // [gradients] ring chunk bookkeeping of each rank's latest all_reduce.
-  GradientView& g = s.gradients;
-  bool ring_seen = false;
-  for (const MessageView& m : s.messages)
-    ring_seen |= is_ring_tag(m.tag);
-  g.ring = ring_seen || in.algorithm == Algorithm::ring;
-  g.chunks = world;
-  g.contributions.assign(world, std::vector<int>(world, 1));
-  for (int r = 0; r < world; ++r) {
-    const RankWalk& w = walk[r];
-    for (int c = 0; c < world; ++c) {
-      int n = 1;
-      if (w.saw_all_reduce && w.all_reduce_done)
-        n = world;
-      else if (w.saw_all_reduce && g.ring)
-        n = ring_contributions(world, r, c, w.ring_received);
-      g.contributions[r][c] = n;
-    }
-  }
-  if (in.demo_elements > 0 && world > 0) {
-    g.elements = in.demo_elements;
-    const Chunks chunks{static_cast<size_t>(in.demo_elements), world};
-    g.element_chunk.resize(in.demo_elements);
-    for (int c = 0; c < world; ++c)
-      for (size_t i = chunks.offset(c); i < chunks.offset(c + 1); ++i)
-        g.element_chunk[i] = c;
-    g.values.assign(world, std::vector<float>(in.demo_elements));
-    for (int r = 0; r < world; ++r)
-      for (int i = 0; i < in.demo_elements; ++i)
-        g.values[r][i] = demo_partial_sum(world, r, i, g.contributions[r][g.element_chunk[i]]);
-  }
+  add_slices(s, fold);
+  add_ranks(s, fold, in);
+  add_gradients(s, fold, in);
   return s;
 }
 

@@ -1,7 +1,8 @@
 // Snapshot: everything one frame draws, as plain read-only values, built from a list of
-// Events (a live run's EventBuffer copy or a replayed trace) plus what the source knows
-// about itself (settings, links, loss curves, status). Draw functions read it and push
-// Commands; they never reach the simulation. Building one is O(events).
+// Events (a live run's EventBuffer copy or a replayed trace) through the event fold
+// (core/event_fold.h, which the trace writer uses too) plus what the source knows about
+// itself (settings, links, loss curves, status). Draw functions read it and push Commands;
+// they never reach the simulation. Building one is O(events).
 // Not a model of the run's state: it is rebuilt every frame and thrown away.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/message_phase.h"
 #include "core/events.h"
 #include "core/io/trace.h"
 #include "gui/layout.h"
@@ -18,16 +20,20 @@ namespace dsgd::gui {
 
 // One point-to-point message: the k-th send src -> dst with `tag` (pairs with the k-th
 // receive at dst from src with that tag). Times are in the snapshot's time base.
+// Where it stands in its collective comes from the fold (message_phase.h).
 struct MessageView {
   int src = 0, dst = 0, tag = 0;
   uint64_t k = 0, bytes = 0;
-  const char* op = "p2p";  // from the tag (op_for_tag), static
+  const char* op = "p2p";  // its collective's label ("all_reduce ring"), or "p2p"; static
+  Phase phase = Phase::p2p;
+  int step = -1, steps = 0;  // its step in its collective, when known
   double send_s = 0;
   double arrive_s = 0;    // the receive's completion, or an estimate (see estimated)
   bool estimated = true;  // no receive seen (yet): arrive_s = send_s + latency + bytes / bw
   bool arrived = false;   // received at or before the snapshot's now_s
-  int chunk = -1;         // ring all_reduce: the chunk it carries, else -1
-  int contributions = 0;  // ring all_reduce: ranks summed into that chunk
+  int chunk = -1;         // ring all_reduce (all_gather, reduce_scatter): its chunk, else -1
+  int segment = -1, segments = 0;  // ring all_reduce: which of the chunk's messages
+  int contributions = 0;           // how many ranks' values it carries (0: not known)
   uint8_t preview_count = 0;
   float preview[4] = {};
 };
@@ -70,11 +76,13 @@ struct Curve {
   std::vector<CurvePoint> points;
 };
 
-// Gradient averaging: per rank, how many ranks' values each ring chunk holds (1..R), and in
-// the all_reduce demo the values themselves.
+// Gradient averaging: per rank, how many ranks' values each part of its buffer holds (1..R)
+// in its latest all_reduce, and in the all_reduce demo the values themselves. The ring's
+// parts are its R chunks; the other algorithms show the whole buffer as one part.
 struct GradientView {
+  const char* label = "all_reduce";             // the algorithm that ran: "all_reduce tree", ...
   bool ring = false;                            // chunk bookkeeping follows the ring algorithm
-  int chunks = 0;                               // = world for the ring
+  int chunks = 0;                               // = world for the ring, 1 otherwise
   std::vector<std::vector<int>> contributions;  // [rank][chunk]
   int elements = 0;                             // demo only: floats per rank
   std::vector<std::vector<float>> values;       // demo only: [rank][element]
@@ -152,6 +160,7 @@ struct SnapshotInputs {
   std::vector<LinkView> links;       // empty: ideal links
   std::vector<double> stragglers;    // per rank (empty: all 1)
   std::vector<int64_t> crash_steps;  // per rank, 0 = never (empty: none)
+  // The all_reduce asked for: the gradients follow it until messages show the one that ran.
   Algorithm algorithm = Algorithm::ring;
   int demo_elements = 0;  // > 0: fill GradientView::values (all_reduce demo)
 };

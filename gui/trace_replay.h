@@ -1,11 +1,9 @@
 // Replay: a Chrome trace written by `dsgd train --trace` (simulated or MPI, wall or model
-// time base) read back into the Event stream it was written from, so the same Snapshot
-// builder and views show it. Optionally a metrics JSONL file (`--metrics`) for the loss
-// curves. Not a general trace reader: it understands dsgd's own slices (cat p2p, compute,
-// collective, step) and skips everything else.
+// time base) read back into the Event stream it was written from (core/io/trace.h:
+// read_trace_events), so the same Snapshot builder and views show it. Optionally a metrics
+// JSONL file (`--metrics`) for the loss curves. Not a trace reader of its own.
 #pragma once
 
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,30 +21,28 @@ class Replay {
   static Replay parse(std::string_view text, const std::string& name);
   static Replay load(const std::string& path);  // DataError also for an unreadable file
 
-  const std::vector<Event>& events() const { return events_; }
-  int world() const { return world_; }
+  const std::vector<Event>& events() const { return trace_.events; }
+  int world() const { return trace_.world; }
   const std::string& name() const { return name_; }
   // Model time when every message carries it (the link model's deterministic clock),
   // else wall time.
-  TimeBase time_base() const { return time_base_; }
-  double begin_s() const { return begin_s_; }
-  double end_s() const { return end_s_; }
+  TimeBase time_base() const { return trace_.time_base; }
+  double begin_s() const { return trace_.begin_s; }
+  double end_s() const { return trace_.end_s; }
+  // The recorded run's description (a JSON object), empty when the trace has none.
+  const std::string& run_json() const { return trace_.run_json; }
+  // The algorithm of the trace's first all_reduce message (automatic: none), for the
+  // snapshot until the time cursor reaches one.
+  Algorithm all_reduce_algorithm() const { return all_reduce_algorithm_; }
 
   Replay() = default;
-  Replay(Replay&&) = default;
-  Replay& operator=(Replay&&) = default;
-  Replay(const Replay&) = delete;  // events point into names_
-  Replay& operator=(const Replay&) = delete;
 
  private:
-  const char* intern(const std::string& s);
+  Replay(TraceEvents trace, std::string name);
 
-  std::vector<Event> events_;
-  std::deque<std::string> names_;  // stable storage for Event::op
+  TraceEvents trace_;  // moves, never copies: events point into its names
   std::string name_;
-  int world_ = 0;
-  TimeBase time_base_ = TimeBase::wall;
-  double begin_s_ = 0, end_s_ = 0;
+  Algorithm all_reduce_algorithm_ = Algorithm::automatic;
 };
 
 // Loss curve points from a metrics JSONL file (one object per line: step, loss, wall_s,

@@ -1,6 +1,7 @@
 // The convergence view (loss and accuracy against step or model time, log toggle, earlier
 // runs overlaid) and the gradient averaging view (each rank's tensor as bars, coloured by
-// ring chunk, brightening as contributions accumulate). Plots are drawn with the draw list:
+// ring chunk, brightening as contributions accumulate; one colour for the other
+// algorithms, whose buffer is shown whole). Plots are drawn with the draw list:
 // ImPlot is not in Debian.
 #include <algorithm>
 #include <cmath>
@@ -152,10 +153,10 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
                 static_cast<long>(g.chunks);
   std::string caption =
       g.ring ? fmt::format(
-                   "ring all_reduce: chunk colours, brightness = ranks summed; {} of {} "
-                   "ranks hold the full sum",
-                   complete, s.world)
-             : fmt::format("{} of {} ranks hold the full sum", complete, s.world);
+                   "{}: chunk colours, brightness = ranks summed; {} of {} ranks hold "
+                   "the full sum",
+                   g.label, complete, s.world)
+             : fmt::format("{}: {} of {} ranks hold the full sum", g.label, complete, s.world);
   dl->AddText({top.x + 4, top.y + 2}, pal.text, caption.c_str());
 
   float max_value = 0;

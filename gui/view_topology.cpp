@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,6 +22,26 @@ ImVec2 to_screen(Vec2 p, ImVec2 origin, ImVec2 size) {
   return {origin.x + p.x * size.x, origin.y + p.y * size.y};
 }
 
+// A packet's label: the ring's chunk ("c2", "c2.1" for its second segment), else a short
+// name of its phase in its collective; none for a user message.
+std::string packet_label(const MessageView& m) {
+  if (m.chunk >= 0)
+    return m.segments > 1 ? fmt::format("c{}.{}", m.chunk, m.segment) : fmt::format("c{}", m.chunk);
+  switch (m.phase) {
+    case Phase::reduce_scatter:
+      return "RS";
+    case Phase::all_gather:
+      return "AG";
+    case Phase::broadcast:
+      return "bcast";
+    case Phase::p2p:
+    case Phase::unknown:
+      return "";
+    default:
+      return to_string(m.phase);
+  }
+}
+
 void message_tooltip(const Snapshot& s, const MessageView& m) {
   ImGui::BeginTooltip();
   ImGui::Text("rank %d -> rank %d   %s", m.src, m.dst, m.op);
@@ -28,8 +49,15 @@ void message_tooltip(const Snapshot& s, const MessageView& m) {
               format_bytes(static_cast<double>(m.bytes)).c_str());
   ImGui::Text("sent %s, %s %s", format_seconds(m.send_s).c_str(),
               m.estimated ? "due about" : "arrives", format_seconds(m.arrive_s).c_str());
+  if (m.phase != Phase::p2p && m.step >= 0)
+    ImGui::Text("%s, step %d of %d", to_string(m.phase), m.step + 1, m.steps);
   if (m.chunk >= 0)
-    ImGui::Text("ring chunk %d: sum of %d of %d ranks", m.chunk, m.contributions, s.world);
+    ImGui::Text(
+        "chunk %d%s: values of %d of %d ranks", m.chunk,
+        m.segments > 1 ? fmt::format(", segment {} of {}", m.segment + 1, m.segments).c_str() : "",
+        m.contributions, s.world);
+  else if (m.contributions > 0)
+    ImGui::Text("carries the values of %d of %d ranks", m.contributions, s.world);
   if (m.preview_count > 0) {
     std::string values;
     for (int i = 0; i < m.preview_count; ++i)
@@ -102,7 +130,7 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     ImVec2 at;
     float r;
     bool selected;
-    int chunk;  // labelled when >= 0
+    std::string label;  // drawn when not empty
   };
   std::vector<Mark> marks;
   for (int index : s.in_flight) {
@@ -121,8 +149,8 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     const ImVec2 at{q.x, q.y};
     discs.push_back({at.x - corner.x, at.y - corner.y, r, colour_for_op(m.op)});
     const bool selected = index == s.view.selected_message;
-    if (selected || (labels && m.chunk >= 0))
-      marks.push_back({at, r, selected, labels ? m.chunk : -1});
+    std::string label = labels ? packet_label(m) : std::string();
+    if (selected || !label.empty()) marks.push_back({at, r, selected, std::move(label)});
     const float dx = mouse.x - at.x, dy = mouse.y - at.y, d2 = dx * dx + dy * dy;
     if (d2 <= (r + 4) * (r + 4) && d2 < hovered_d2) {
       hovered = index;
@@ -136,9 +164,8 @@ void draw_topology(const Snapshot& s, Commands& commands) {
   draw_disc_layer(dl, corner, avail, discs, links.image, links.version);
   for (const Mark& mark : marks) {
     if (mark.selected) dl->AddCircle(mark.at, mark.r + 3, pal.selection, 16, 2.5f);
-    if (mark.chunk >= 0)
-      dl->AddText({mark.at.x + mark.r + 2, mark.at.y - mark.r - 2}, pal.text,
-                  fmt::format("c{}", mark.chunk).c_str());
+    if (!mark.label.empty())
+      dl->AddText({mark.at.x + mark.r + 2, mark.at.y - mark.r - 2}, pal.text, mark.label.c_str());
   }
 
   // Ranks.
@@ -175,7 +202,7 @@ void draw_topology(const Snapshot& s, Commands& commands) {
           : fmt::format("link {} {}", format_seconds(l.latency_s),
                         l.bandwidth_Bps > 0 ? format_bytes(l.bandwidth_Bps) + "/s" : "unlimited");
   const std::string caption =
-      fmt::format("{}  |  {}  |  {} in flight  |  t = {} ({} time)", to_string(layout), link,
+      fmt::format("{} layout  |  {}  |  {} in flight  |  t = {} ({} time)", to_string(layout), link,
                   s.in_flight.size(), format_seconds(s.now_s),
                   s.time_base == TimeBase::model ? "model" : "network");
   dl->AddText({top.x + 6, top.y + avail.y - 20 * scale}, pal.dim_text, caption.c_str());

@@ -5,43 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "core/comm/collectives.h"
+#include "core/comm/collective_tags.h"
 #include "core/errors.h"
 #include "lessons/lesson.h"
 
 namespace dsgd::lessons {
 namespace {
-
-// What a collective's reserved tag is called in a message line.
-const char* collective_name(int tag) {
-  namespace t = collective_tag;
-  switch (tag) {
-    case t::kBroadcast:
-      return "broadcast";
-    case t::kReduce:
-      return "reduce";
-    case t::kAllReduceNaive:
-      return "all_reduce naive";
-    case t::kAllReduceRing:
-      return "all_reduce ring";
-    case t::kBarrier:
-      return "barrier";
-    case t::kAllReduceTree:
-      return "all_reduce tree";
-    case t::kAllReduceHalvingDoubling:
-      return "all_reduce halving-doubling";
-    case t::kGather:
-      return "gather";
-    case t::kScatter:
-      return "scatter";
-    case t::kAllGather:
-      return "all_gather";
-    case t::kReduceScatter:
-      return "reduce_scatter";
-    default:
-      return nullptr;
-  }
-}
 
 void split_lines(const std::string& text, const std::string& prefix, std::string& out) {
   size_t start = 0;
@@ -74,8 +43,8 @@ T get(const std::string& in, size_t& pos) {
 
 std::string message_line(int source, int dest, int tag, uint64_t bytes,
                          std::span<const float> preview) {
-  const char* name = collective_name(tag);
-  const std::string what = name ? std::string(name) : fmt::format("tag {}", tag);
+  const CollectiveTag* collective = find_collective_tag(tag);
+  const std::string what = collective ? std::string(collective->label) : fmt::format("tag {}", tag);
   std::string values;
   const uint64_t count = bytes / sizeof(float);
   if (count == 0) {

@@ -43,10 +43,10 @@ std::vector<Row> rows() {
   return {
       {"dsgd-gui --replay empty file",
        "--replay {d}/empty.json" + shot,
-       {"empty.json", "not JSON", "dsgd train --trace"}},
+       {"empty.json", "invalid JSON", "dsgd train --trace"}},
       {"dsgd-gui --replay truncated JSON",
        "--replay {d}/cut.json" + shot,
-       {"cut.json", "not JSON"}},
+       {"cut.json", "invalid JSON"}},
       {"dsgd-gui --replay no traceEvents",
        "--replay {d}/object.json" + shot,
        {"object.json", "traceEvents", "dsgd train --trace"}},

@@ -146,7 +146,7 @@ TEST_CASE("a malformed trace shows an error window and exits 2", "[gui][xvfb]") 
   const std::string log = log_of(png);
   INFO(log);
   CHECK(status == 2);
-  CHECK(log.find("not JSON") != std::string::npos);
+  CHECK(log.find("invalid JSON") != std::string::npos);
   // The error window (dark red) is in the middle of the screen.
   const Image image = read_png(png.string());
   const uint32_t centre = image.pixel(kWidth / 2, kHeight / 2);

@@ -1,6 +1,7 @@
 // dsgd-gui logic without OpenGL: layouts, packet positions from model time, ring chunk
-// bookkeeping checked against real all_reduce payloads, snapshots, trace replay (and its
-// errors), the live session, commands, options and the PNG helpers.
+// bookkeeping checked against real all_reduce payloads (the schedule itself is tested with
+// the event fold, test_event_fold.cpp), other algorithms labelled as themselves, snapshots,
+// trace replay (and its errors), the live session, commands, options and the PNG helpers.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -145,45 +146,6 @@ TEST_CASE("in-flight messages without a receive get an estimated arrival", "[gui
   CHECK(s.messages[0].arrive_s == Approx(1.0 + 0.002 + 0.001));
 }
 
-TEST_CASE("ring chunk bookkeeping follows the ring all_reduce step by step", "[gui]") {
-  // An independent replay of allreduce_ring.cpp on sets of contributors.
-  for (int world = 1; world <= 8; ++world) {
-    std::vector<std::vector<std::set<int>>> have(world, std::vector<std::set<int>>(world));
-    for (int r = 0; r < world; ++r)
-      for (int c = 0; c < world; ++c)
-        have[r][c] = {r};
-    for (int r = 0; r < world; ++r)
-      for (int c = 0; c < world; ++c)
-        CHECK(ring_contributions(world, r, c, 0) == 1);
-    for (int s = 0; s < 2 * (world - 1); ++s) {
-      auto before = have;
-      for (int r = 0; r < world; ++r) {
-        const int left = (r - 1 + world) % world;
-        const int sent_chunk = ring_send_chunk(world, left, s);
-        CHECK(static_cast<int>(before[left][sent_chunk].size()) ==
-              ring_send_contributions(world, left, s));
-        if (s < world - 1) {
-          const int c = ((r - s - 1) % world + world) % world;
-          CHECK(c == sent_chunk);
-          have[r][c].insert(before[left][c].begin(), before[left][c].end());
-        } else {
-          const int c = ((r - (s - world + 1)) % world + world) % world;
-          CHECK(c == sent_chunk);
-          have[r][c] = before[left][c];
-        }
-      }
-      for (int r = 0; r < world; ++r)
-        for (int c = 0; c < world; ++c) {
-          INFO("world " << world << " step " << s << " rank " << r << " chunk " << c);
-          CHECK(ring_contributions(world, r, c, s + 1) == static_cast<int>(have[r][c].size()));
-        }
-    }
-    for (int r = 0; r < world; ++r)
-      for (int c = 0; c < world; ++c)
-        CHECK(ring_contributions(world, r, c, 2 * (world - 1)) == world);
-  }
-}
-
 TEST_CASE("chunks the snapshot names match the values a real ring all_reduce sends", "[gui]") {
   for (int world : {2, 3, 4, 5}) {
     const int elements = 2 * world + 1;  // uneven chunks
@@ -223,6 +185,53 @@ TEST_CASE("chunks the snapshot names match the values a real ring all_reduce sen
         partial += n < world;
     CHECK(partial > 0);
     CHECK(h.messages.size() <= s.messages.size());
+  }
+}
+
+TEST_CASE("tree and halving_doubling demos are labelled as themselves, never as the ring",
+          "[gui]") {
+  for (Algorithm algorithm : {Algorithm::tree, Algorithm::halving_doubling}) {
+    const std::string label = std::string("all_reduce ") + to_string(algorithm);
+    INFO(label);
+    const int world = 5, elements = 11;
+    const std::vector<Event> events = demo_events(world, algorithm, elements);
+    // The session asks for the ring (its default) before any message shows what runs.
+    const SnapshotInputs in{.world = world,
+                            .time_base = TimeBase::model,
+                            .algorithm = Algorithm::ring,
+                            .demo_elements = elements};
+    const Snapshot s = build_snapshot(events, in);
+    REQUIRE_FALSE(s.messages.empty());
+    std::set<Phase> phases;
+    for (const MessageView& m : s.messages) {
+      CHECK(std::string(m.op) == label);
+      CHECK(m.chunk == -1);
+      CHECK(m.step >= 0);
+      phases.insert(m.phase);
+    }
+    if (algorithm == Algorithm::tree)
+      CHECK(phases == std::set<Phase>{Phase::reduce, Phase::broadcast});
+    else
+      CHECK(phases ==
+            std::set<Phase>{Phase::fold, Phase::reduce_scatter, Phase::all_gather, Phase::unfold});
+    CHECK_FALSE(s.gradients.ring);
+    CHECK(std::string(s.gradients.label) == label);
+    CHECK(s.gradients.chunks == 1);
+    for (int r = 0; r < world; ++r) {
+      CHECK(s.gradients.contributions[r] == std::vector<int>{world});
+      for (int i = 0; i < elements; ++i)
+        CHECK(s.gradients.values[r][i] == demo_partial_sum(world, 0, i, world));
+    }
+    // Half way: each rank holds its own values or the full sum, nothing ring-shaped.
+    const double mid = (s.begin_s + s.end_s) / 2;
+    SnapshotInputs half = in;
+    half.now_s = mid;
+    const Snapshot h = build_snapshot(events, half);
+    CHECK_FALSE(h.gradients.ring);
+    for (const auto& row : h.gradients.contributions) {
+      REQUIRE(row.size() == 1);
+      CHECK((row[0] == 1 || row[0] == world));
+    }
   }
 }
 
@@ -274,6 +283,15 @@ TEST_CASE("a trace replays into the same messages the run sent", "[gui]") {
   }
 }
 
+TEST_CASE("a replay shows the recorded run's description and algorithm", "[gui]") {
+  const std::vector<Event> events = demo_events(4, Algorithm::tree, 8);
+  const std::string run = R"({"nodes":4,"allreduce":"tree"})";
+  const Replay replay = Replay::parse(trace_json(events, {.run_json = run}), "run.json");
+  CHECK(replay.run_json() == run);
+  CHECK(replay.all_reduce_algorithm() == Algorithm::tree);
+  CHECK(Replay::parse(trace_json(events), "plain.json").run_json().empty());
+}
+
 TEST_CASE("a malformed trace is an error naming the file, never a crash", "[gui]") {
   const auto fails = [](const std::string& text, const std::string& what) {
     try {
@@ -286,8 +304,8 @@ TEST_CASE("a malformed trace is an error naming the file, never a crash", "[gui]
       CHECK(message.find(what) != std::string::npos);
     }
   };
-  fails("", "not JSON");
-  fails("{\"traceEvents\": [", "not JSON");
+  fails("", "invalid JSON");
+  fails("{\"traceEvents\": [", "invalid JSON");
   fails("{\"foo\": 1}", "traceEvents");
   fails("42", "traceEvents");
   fails("{\"traceEvents\": []}", "no dsgd events");
@@ -306,7 +324,7 @@ TEST_CASE("a malformed trace is an error naming the file, never a crash", "[gui]
   GuiApp app;
   app.open_replay(path);
   const Snapshot s = app.snapshot();
-  CHECK(s.error.find("not JSON") != std::string::npos);
+  CHECK(s.error.find("invalid JSON") != std::string::npos);
   CHECK(s.world == 0);
   std::filesystem::remove(path);
 }

@@ -3,11 +3,14 @@
 // receive, slices nest per lane, time never runs backwards, names present), merged from
 // per-rank files, and refused with a DataError naming the file when malformed.
 #include <catch2/catch.hpp>
+#include <deque>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
@@ -526,4 +529,157 @@ TEST_CASE("malformed trace files are a DataError naming the file", "[trace][bad-
   const auto inconsistent = test::run_dsgd("trace check " + overlap);
   CHECK(inconsistent.exit_code == 2);
   CHECK_THAT(inconsistent.out, Catch::Contains("problem:") && Catch::Contains("without nesting"));
+}
+
+namespace {
+
+// The fixed event list of tests/data/trace/fold_events.tsv (a simulated 3-rank run: user
+// messages, ring (small, and segmented), halving_doubling, tree and naive all_reduces, a
+// broadcast, a barrier, steps, compute phases, a note and things left open), one event a line.
+struct EventFile {
+  std::deque<std::string> ops;  // Event::op points here
+  std::vector<Event> events;
+};
+
+EventFile read_event_file(const std::string& path) {
+  EventFile f;
+  std::istringstream lines(read_text(path));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> v;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, '\t');)
+      v.push_back(field);
+    if (v.size() == 13) v.emplace_back();  // an empty op
+    REQUIRE(v.size() == 14);
+    Event e{.kind = static_cast<EventKind>(std::stoi(v[0])),
+            .rank = std::stoi(v[1]),
+            .peer = std::stoi(v[2]),
+            .tag = std::stoi(v[3]),
+            .bytes = std::stoull(v[4]),
+            .seq = std::stoull(v[5]),
+            .wall_s = std::strtod(v[6].c_str(), nullptr),
+            .model_s = std::strtod(v[7].c_str(), nullptr),
+            .preview_count = static_cast<uint8_t>(std::stoi(v[8]))};
+    for (int i = 0; i < 4; ++i)
+      e.preview[i] = std::strtof(v[9 + i].c_str(), nullptr);
+    f.ops.push_back(v[13]);
+    e.op = f.ops.back().c_str();
+    f.events.push_back(e);
+  }
+  return f;
+}
+
+// The trace without what the writer added since the golden files were written (a
+// collective message's place in its collective), and with the version normalised.
+std::string without_phases(const std::string& text) {
+  static const std::regex phase(R"(,"collective":"[^"]*","phase":"[^"]*"(,"[a-z]+":-?[0-9]+)*)");
+  static const std::regex version(R"("generator":"dsgd [^"]*")");
+  return std::regex_replace(std::regex_replace(text, phase, ""), version, "\"generator\":\"dsgd\"");
+}
+
+}  // namespace
+
+TEST_CASE("a fixed event list gives the trace the writer gave before the event fold",
+          "[trace][golden]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/tests/data/trace/";
+  const EventFile f = read_event_file(dir + "fold_events.tsv");
+  REQUIRE(f.events.size() > 200);
+  for (TimeBase base : {TimeBase::wall, TimeBase::model}) {
+    INFO(to_string(base));
+    const std::string now = trace_json(f.events, {.time_base = base});
+    const std::string before = read_text(dir + "fold_" + to_string(base) + ".json");
+    CHECK(without_phases(now) == without_phases(before));
+    CHECK(check_trace_text(now, "fold.json").ok());
+    // The phases added: ring steps with chunks (and segments for the big buffer), the other
+    // algorithms' own phases; user messages get none.
+    for (const char* added :
+         {R"("collective":"all_reduce ring","phase":"reduce-scatter","step":0,"steps":4,"chunk":)",
+          R"("phase":"all-gather","step":3,"steps":4,"chunk":)", R"("segment":1,"segments":2)",
+          R"("collective":"all_reduce halving_doubling","phase":"fold","step":0)",
+          R"("collective":"all_reduce halving_doubling","phase":"unfold")",
+          R"("collective":"all_reduce tree","phase":"reduce")",
+          R"("collective":"all_reduce naive","phase":"from root")",
+          R"("collective":"barrier","phase":"round")"})
+      CHECK_THAT(now, Catch::Contains(added));
+    const json doc = json::parse(now);
+    for (const json& e : doc["traceEvents"])
+      if (e.value("cat", "") == "p2p" && e["args"]["tag"] == 7)
+        CHECK_FALSE(e["args"].contains("phase"));
+  }
+}
+
+TEST_CASE("the run description round-trips through a trace, a merge and the reader",
+          "[trace][run]") {
+  const std::string run = R"({"nodes":2,"model":"mlp","lr":0.05,"network":{"latency_s":0.001}})";
+  const std::vector<Event> events = {
+      {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .tag = 1, .bytes = 4, .wall_s = 0.001},
+      {.kind = EventKind::recv_end, .rank = 1, .peer = 0, .tag = 1, .bytes = 4, .wall_s = 0.002},
+  };
+  const std::string text = trace_json(events, {.run_json = run});
+  CHECK(json::parse(text)["otherData"]["run"] == json::parse(run));
+  CHECK(read_trace_events(text, "run.json").run_json == run);
+  CHECK(read_trace_events(trace_json(events), "plain.json").run_json.empty());
+  CHECK(trace_json(events).find("\"run\"") == std::string::npos);
+  // A merge keeps the first input's.
+  TempDir dir;
+  write_file_atomic(dir / "a.json", trace_json(of_rank(events, 0), {.run_json = run}));
+  write_file_atomic(dir / "b.json", trace_json(of_rank(events, 1), {.run_json = "{\"nodes\":9}"}));
+  merge_traces({dir / "a.json", dir / "b.json"}, dir / "merged.json");
+  CHECK(load_trace_events(dir / "merged.json").run_json == run);
+}
+
+TEST_CASE("a trace reads back into the events it was drawn from", "[trace][read]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/tests/data/trace/";
+  const EventFile f = read_event_file(dir + "fold_events.tsv");
+  const TraceEvents back = read_trace_events(trace_json(f.events), "fold.json");
+  CHECK(back.world == 3);
+  CHECK(back.time_base == TimeBase::model);
+  // Every message, note and slice comes back; what was open stays open (no end event).
+  for (EventKind kind :
+       {EventKind::send_begin, EventKind::recv_end, EventKind::note, EventKind::collective_begin,
+        EventKind::collective_end, EventKind::step_begin, EventKind::compute_begin}) {
+    INFO(to_string(kind));
+    CHECK(count(back.events, kind) == count(f.events, kind));
+  }
+  CHECK(count(back.events, EventKind::step_end) == count(f.events, EventKind::step_end) - 1);
+  CHECK(count(back.events, EventKind::compute_end) == count(f.events, EventKind::compute_end) - 1);
+  // Written again, the trace has the same slices and arrows.
+  const TraceCheck once = check_trace_text(trace_json(f.events), "once.json");
+  const TraceCheck twice = check_trace_text(trace_json(back.events), "twice.json");
+  CHECK(twice.ok());
+  CHECK(twice.slices == once.slices);
+  CHECK(twice.flows == once.flows);
+}
+
+TEST_CASE("a rank's own trace file labels its collective messages as the whole trace does",
+          "[trace][run]") {
+  EventBuffer buffer;
+  run_traffic(buffer);
+  const std::vector<Event> events = buffer.snapshot();
+  // The args of every send slice of `rank` in a collective, in file order. (Its receives
+  // are labelled from their sends, which this rank's file does not hold.)
+  const auto phases = [](const std::string& text, int rank) {
+    std::vector<std::string> out;
+    const json doc = json::parse(text);
+    for (const json& e : doc["traceEvents"])
+      if (e.value("cat", "") == "p2p" && e["pid"] == rank && e["args"]["dir"] == "send" &&
+          e["args"].contains("phase"))
+        out.push_back(e["args"].dump());
+    return out;
+  };
+  const std::string whole = trace_json(events);
+  for (int rank = 0; rank < 4; ++rank) {
+    INFO("rank " << rank);
+    const std::vector<std::string> want = phases(whole, rank);
+    CHECK(want.size() >= 6);  // ring and naive messages (and broadcast ones)
+    ChromeTraceWriter writer;
+    for (const Event& e : of_rank(events, rank))
+      writer.on_event(e);
+    writer.set_world(4);  // its peers alone would say 2 or 3 ranks
+    TempDir dir;
+    writer.write(dir / "rank.json");
+    CHECK(phases(read_text(dir / "rank.json"), rank) == want);
+  }
 }

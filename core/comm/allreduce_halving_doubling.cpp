@@ -17,6 +17,7 @@
 
 #include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
+#include "core/comm/halving_doubling_schedule.h"
 
 namespace dsgd {
 
@@ -24,20 +25,15 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
   const int n = comm.size();
   const int r = comm.rank();
   const int tag = collective_tag::kAllReduceHalvingDoubling;
-  int p = 1;
-  while (p * 2 <= n)
-    p *= 2;
-  const int extra = n - p;
-  // Core number v -> real rank.
-  auto real_rank = [extra](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  const HalvingDoubling h = HalvingDoubling::of(n);  // also how traces label it
+  const int p = h.pow2, extra = h.extra;
   std::span<float> incoming;  // scratch: no allocation after the first call
 
   // 1. Fold.
-  int v = r >= 2 * extra ? r - extra : r / 2;
+  const int v = h.core_rank(r);
   if (r < 2 * extra) {
-    if (r % 2 == 0) {
+    if (v < 0) {
       comm.send(data, r + 1, tag);
-      v = -1;
     } else {
       incoming = comm.scratch(data.size());
       comm.recv(incoming, r - 1, tag);
@@ -60,7 +56,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
       const bool upper = (v & d) != 0;
       const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
       const int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
-      const int partner = real_rank(v ^ d);
+      const int partner = h.real_rank(v ^ d);
       Request sent = comm.isend(range(give_lo, give_hi), partner, tag);
       std::span<float> keep = range(keep_lo, keep_hi);
       std::span<float> in(incoming.data(), keep.size());
@@ -77,7 +73,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
     for (int d = 1; d < p; d *= 2) {
       const bool upper = (v & d) != 0;
       const int other_lo = upper ? lo - d : hi, other_hi = other_lo + d;
-      const int partner = real_rank(v ^ d);
+      const int partner = h.real_rank(v ^ d);
       Request sent = comm.isend(range(lo, hi), partner, tag);
       comm.recv(range(other_lo, other_hi), partner, tag);
       sent.wait();
@@ -88,7 +84,7 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
 
   // 5. Unfold.
   if (r < 2 * extra) {
-    if (r % 2 == 1)
+    if (v >= 0)
       comm.send(data, r - 1, tag);
     else
       comm.recv(data, r + 1, tag);

@@ -14,6 +14,7 @@
 
 #include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
+#include "core/comm/ring_schedule.h"
 
 namespace dsgd {
 
@@ -27,7 +28,8 @@ void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op) {
   const int right = (r + 1) % n, left = (r - 1 + n) % n;
   const int tag = collective_tag::kAllReduceRing;
   const Chunks chunks{data.size(), n};
-  const int segments = ring_segments(chunks.max_size());
+  const RingSchedule ring = RingSchedule::of(data.size(), n);  // also how traces label it
+  const int segments = ring.segments;
   auto segment = [&](int i, int k) {
     const Chunks parts{chunks.size(i), segments};
     return data.subspan(chunks.offset(i) + parts.offset(k), parts.size(k));
@@ -40,20 +42,19 @@ void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op) {
   // on in step s+1; after step R-2 chunk (r + 1) holds every rank's values. Step s >= R-1
   // (all-gather) receives a complete chunk straight into place and sends it on. So every
   // step sends what the step before received, and step 0 sends our own chunk r.
-  const int steps = 2 * (n - 1);
-  auto received = [&](int s) { return s < n - 1 ? (r - s - 1 + n) % n : (r - s + 2 * n - 1) % n; };
+  const int steps = ring.steps();
   std::vector<std::vector<Request>> sent(steps);
   std::vector<Request> receives(segments);
   for (int k = 0; k < segments; ++k)
-    sent[0].push_back(comm.isend(segment(r, k), right, tag));
+    sent[0].push_back(comm.isend(segment(ring.sent_chunk(r, 0), k), right, tag));
   for (int s = 0; s < steps; ++s) {
-    const bool reducing = s < n - 1;
+    const bool reducing = ring.reducing(s);
     // The all-gather overwrites chunk (r - s + R - 1), which reduce-scatter step s - R + 1
     // sent: that send must be complete first (a backend may read the buffer until then).
     if (!reducing)
       for (Request& q : sent[s - (n - 1)])
         q.wait();
-    const int i = received(s);
+    const int i = ring.received_chunk(r, s);
     for (int k = 0; k < segments; ++k) {
       const std::span<float> place = segment(i, k);
       const size_t at = place.data() - segment(i, 0).data();

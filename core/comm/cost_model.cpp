@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "core/comm/chunks.h"
+#include "core/comm/halving_doubling_schedule.h"
+#include "core/comm/ring_schedule.h"
 #include "core/errors.h"
 
 namespace dsgd {
@@ -54,14 +56,12 @@ Cost tree_cost(int world, double bytes, bool reduce_phase, bool broadcast_phase)
 
 // Steps 1-5 of allreduce_halving_doubling.cpp, counted per rank.
 Cost halving_doubling_cost(int world, size_t count) {
-  int p = 1;
-  while (p * 2 <= world)
-    p *= 2;
-  const int extra = world - p;
+  const HalvingDoubling h = HalvingDoubling::of(world);
+  const int p = h.pow2, extra = h.extra;
   const Chunks blocks{count, p};
   const double whole = count * kFloat;
   Cost cost;
-  cost.steps = 2 * std::countr_zero(static_cast<unsigned>(p)) + (extra > 0 ? 2 : 0);
+  cost.steps = h.steps();
   cost.critical_path_bytes = extra > 0 ? 2 * whole : 0.0;
   std::vector<double> sent(p, 0.0);  // per core rank v
   for (int d = p / 2; d >= 1; d /= 2) {
@@ -140,9 +140,9 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
     case Algorithm::native:
       break;
   }
-  const size_t chunk = Chunks{count, world}.max_size();
-  Cost ring = ring_cost(2 * (world - 1), chunk * kFloat);
-  ring.segments = ring_segments(chunk);
+  const RingSchedule schedule = RingSchedule::of(count, world);
+  Cost ring = ring_cost(schedule.steps(), Chunks{count, world}.max_size() * kFloat);
+  ring.segments = schedule.segments;
   return ring;
 }
 

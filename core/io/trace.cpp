@@ -1,20 +1,20 @@
 // Writing Chrome traces: events -> slices per rank -> lanes where slices nest -> JSON text.
-// Sections: [helpers] [slices from events] [lanes] [document] [writer] [pairing].
+// Sections: [helpers] [slices from the fold] [lanes] [model time] [document] [writer]
+// [pairing]. The slices come from the event fold (core/event_fold.h), as the GUI's do.
 // Times are whole nanoseconds internally and microseconds with three decimals in the file,
 // so a slice's end (ts + dur) is exact and nesting checks never meet rounding.
 #include "core/io/trace.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <deque>
 #include <map>
-#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/event_fold.h"
 #include "core/io/atomic_file.h"
 #include "core/io/trace_detail.h"
 
@@ -47,7 +47,7 @@ std::string json_number(double v) {
 }
 
 // ---------------------------------------------------------------------------------------
-// [slices from events]
+// [slices from the fold]
 // ---------------------------------------------------------------------------------------
 
 enum class Group { compute = 0, comm = 1 };
@@ -65,12 +65,17 @@ struct Slice {
   td::MessageEnd end;
 };
 
-struct Open {
-  const char* op;
-  int64_t start_ns;
-  double model_s;
-  uint64_t seq;
-  uint64_t bytes;
+// Each rank's events in the order they happened, with their times in ns on the time base.
+using RankEvents = std::map<int, std::vector<std::pair<int64_t, const Event*>>>;
+
+// Every rank's events folded rank after rank, with each fed event's time and each rank's
+// range of fed indices, so fold stamps map back to times on the time base.
+struct Folded {
+  explicit Folded(int world) : fold(world) {}
+  EventFold fold;
+  std::vector<int64_t> ns;
+  std::vector<const Event*> events;
+  std::map<int, std::pair<size_t, size_t>> range;  // rank -> [first, last) fed index
 };
 
 std::string model_args(double begin_model_s, double end_model_s) {
@@ -88,148 +93,126 @@ std::string preview_args(const Event& e) {
   return s + "]";
 }
 
-// Pops the innermost open entry named op (a mismatched end closes what it names).
-std::optional<Open> pop_named(std::vector<Open>& stack, const char* op) {
-  for (size_t i = stack.size(); i-- > 0;) {
-    if (std::strcmp(stack[i].op, op) == 0) {
-      Open o = stack[i];
-      stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(i));
-      return o;
-    }
-  }
-  return std::nullopt;
+// Where a collective's message stands in it (message_phase.h), for Perfetto's args panel.
+std::string phase_args(const MessagePhase& p) {
+  if (!p.collective) return "";
+  std::string s =
+      fmt::format(",\"collective\":{},\"phase\":{}", td::json_quote(p.collective->label),
+                  td::json_quote(to_string(p.phase)));
+  if (p.step >= 0) s += fmt::format(",\"step\":{},\"steps\":{}", p.step, p.steps);
+  if (p.chunk >= 0) s += fmt::format(",\"chunk\":{}", p.chunk);
+  if (p.segments > 1) s += fmt::format(",\"segment\":{},\"segments\":{}", p.segment, p.segments);
+  if (p.contributions > 0) s += fmt::format(",\"contributions\":{}", p.contributions);
+  return s;
 }
 
-// One rank's events, in the order they happened, into slices.
-void rank_slices(int rank, std::vector<std::pair<int64_t, const Event*>>& events,
-                 std::vector<Slice>& out) {
-  std::vector<Open> steps, computes, collectives;
-  struct OpenSend {
-    size_t slice;
-    int peer, tag;
-  };
-  struct OpenRecv {
-    int peer, tag;
-    int64_t start_ns;
-    double model_s;
-  };
-  std::vector<OpenSend> sends_without_end;
-  std::vector<OpenRecv> recvs;
-  std::map<std::pair<int, int>, uint64_t> sent, received;  // (peer, tag) -> count
-  const int64_t last_ns = events.empty() ? 0 : events.back().first;
-
-  auto add = [&](Group g, int64_t start, int64_t end, std::string name, const char* cat,
-                 std::string args) -> Slice& {
-    Slice s{.rank = rank, .group = g, .start_ns = start, .end_ns = std::max(start, end)};
-    s.name = std::move(name);
-    s.cat = cat;
-    s.args = std::move(args);
-    out.push_back(std::move(s));
-    return out.back();
-  };
-
-  for (size_t i = 0; i < events.size(); ++i) {
-    const int64_t t = events[i].first;
-    const Event& e = *events[i].second;
-    switch (e.kind) {
-      case EventKind::step_begin:
-        steps.push_back({"step", t, e.model_s, e.seq, 0});
-        break;
-      case EventKind::step_end: {
-        auto it =
-            std::find_if(steps.begin(), steps.end(), [&](const Open& o) { return o.seq == e.seq; });
-        if (it == steps.end()) break;  // began before the trace did
-        add(Group::compute, it->start_ns, t, fmt::format("step {}", e.seq), "step",
-            fmt::format("{{\"step\":{}{}}}", e.seq, model_args(it->model_s, e.model_s)));
-        steps.erase(it);
-        break;
-      }
-      case EventKind::compute_begin:
-        computes.push_back({e.op, t, e.model_s, 0, 0});
-        break;
-      case EventKind::compute_end:
-        if (auto o = pop_named(computes, e.op))
-          add(Group::compute, o->start_ns, t, e.op, "compute",
-              fmt::format("{{\"phase\":{}{}}}", td::json_quote(e.op),
-                          model_args(o->model_s, e.model_s)));
-        break;
-      case EventKind::collective_begin:
-        collectives.push_back({e.op, t, e.model_s, 0, e.bytes});
-        break;
-      case EventKind::collective_end:
-        if (auto o = pop_named(collectives, e.op))
-          add(Group::comm, o->start_ns, t, e.op, "collective",
-              fmt::format("{{\"bytes\":{}{}}}", o->bytes, model_args(o->model_s, e.model_s)));
-        break;
-      case EventKind::send_begin: {
-        const uint64_t k = sent[{e.peer, e.tag}]++;
-        Slice& s = add(Group::comm, t, t, fmt::format("send to {}", e.peer), td::kP2pCat,
-                       fmt::format("{{\"dir\":\"send\",\"src\":{},\"dst\":{},\"tag\":{},\"k\":{},"
-                                   "\"bytes\":{}{}{}}}",
-                                   rank, e.peer, e.tag, k, e.bytes, model_args(e.model_s, -1),
-                                   preview_args(e)));
-        s.p2p = true;
-        s.end = {.src = rank, .dst = e.peer, .tag = e.tag, .k = k, .is_send = true};
-        // Until its send_end arrives (if ever): drawn up to the next event, at most kPostedSendNs.
-        const int64_t next = i + 1 < events.size() ? events[i + 1].first : t + kPostedSendNs;
-        s.end_ns = std::clamp(next, t, t + kPostedSendNs);
-        sends_without_end.push_back({out.size() - 1, e.peer, e.tag});
-        break;
-      }
-      case EventKind::send_end: {
-        // Sends to one peer with one tag complete in order: the oldest open one ends here.
-        auto it =
-            std::find_if(sends_without_end.begin(), sends_without_end.end(),
-                         [&](const OpenSend& o) { return o.peer == e.peer && o.tag == e.tag; });
-        if (it == sends_without_end.end()) break;
-        out[it->slice].end_ns = std::max(t, out[it->slice].start_ns);
-        sends_without_end.erase(it);
-        break;
-      }
-      case EventKind::recv_begin:
-        recvs.push_back({e.peer, e.tag, t, e.model_s});
-        break;
-      case EventKind::recv_end: {
-        // The oldest posted receive this message could satisfy; a recv_end without one (a
-        // backend that reports completions only) is drawn as an instant receive.
-        auto it = std::find_if(recvs.begin(), recvs.end(), [&](const OpenRecv& o) {
-          return o.tag == e.tag && (o.peer == e.peer || o.peer == -1);
-        });
-        int64_t start = t;
-        double start_model = e.model_s;
-        if (it != recvs.end()) {
-          start = it->start_ns;
-          start_model = it->model_s;
-          recvs.erase(it);
-        }
-        const uint64_t k = received[{e.peer, e.tag}]++;
-        Slice& s = add(Group::comm, start, t, fmt::format("recv from {}", e.peer), td::kP2pCat,
-                       fmt::format("{{\"dir\":\"recv\",\"src\":{},\"dst\":{},\"tag\":{},\"k\":{},"
-                                   "\"bytes\":{}{}{}}}",
-                                   e.peer, rank, e.tag, k, e.bytes,
-                                   model_args(start_model, e.model_s), preview_args(e)));
-        s.p2p = true;
-        s.end = {.src = e.peer, .dst = rank, .tag = e.tag, .k = k, .is_send = false};
-        break;
-      }
-      case EventKind::note:
-        add(Group::compute, t, t, e.op, "note", "{}").instant = true;
-        break;
+Folded fold_ranks(const RankEvents& by_rank, int world) {
+  for (const auto& [rank, list] : by_rank)
+    for (const auto& [t, e] : list)
+      world = std::max({world, rank + 1, e->peer + 1});
+  Folded d(world);
+  for (const auto& [rank, list] : by_rank)
+    d.fold.reserve(list.size());
+  for (const auto& [rank, list] : by_rank) {
+    const size_t first = d.ns.size();
+    for (const auto& [t, e] : list) {
+      d.fold.add(*e);
+      d.ns.push_back(t);
+      d.events.push_back(e);
     }
+    d.range[rank] = {first, d.ns.size()};
   }
-  // Whatever is still open when the trace ends (a failed run) is drawn up to the last event.
-  constexpr const char* kUnfinished = "{\"unfinished\":true}";
-  for (const Open& o : steps)
-    add(Group::compute, o.start_ns, last_ns, fmt::format("step {}", o.seq), "step", kUnfinished);
-  for (const Open& o : computes)
-    add(Group::compute, o.start_ns, last_ns, o.op, "compute", kUnfinished);
-  for (const Open& o : collectives)
-    add(Group::comm, o.start_ns, last_ns, o.op, "collective", kUnfinished);
-  for (const OpenRecv& o : recvs)
-    add(Group::comm, o.start_ns, last_ns,
-        o.peer < 0 ? std::string("recv (never completed)")
-                   : fmt::format("recv from {} (never completed)", o.peer),
-        "pending", fmt::format("{{\"src\":{},\"tag\":{},\"unfinished\":true}}", o.peer, o.tag));
+  return d;
+}
+
+// A send or receive: "X" on the communication lanes, args {dir, src, dst, tag, k, bytes}.
+Slice message_slice(const FoldSlice& f, const Folded& d) {
+  const bool send = f.kind == SliceKind::send;
+  const int64_t t = d.ns[f.begin.event];
+  Slice s{.rank = f.rank, .group = Group::comm, .start_ns = t, .cat = td::kP2pCat, .p2p = true};
+  if (send && f.ended) {
+    s.end_ns = std::max(d.ns[f.end.event], t);
+  } else if (send) {
+    // No send_end (an eager copy frees the buffer at once): drawn up to the rank's next
+    // event, at most kPostedSendNs, so it stays visible without overlapping what follows.
+    const size_t next = f.begin.event + 1;
+    s.end_ns = std::clamp(next < d.range.at(f.rank).second ? d.ns[next] : t + kPostedSendNs, t,
+                          t + kPostedSendNs);
+  } else {
+    s.end_ns = std::max(d.ns[f.end.event], t);
+  }
+  const int src = send ? f.rank : f.peer, dst = send ? f.peer : f.rank;
+  s.name = fmt::format("{} {}", send ? "send to" : "recv from", f.peer);
+  const Event& e = *d.events[send ? f.begin.event : f.end.event];
+  s.args =
+      fmt::format("{{\"dir\":\"{}\",\"src\":{},\"dst\":{},\"tag\":{},\"k\":{},\"bytes\":{}{}{}{}}}",
+                  send ? "send" : "recv", src, dst, f.tag, f.k, f.bytes,
+                  model_args(f.begin.model_s, send ? -1 : f.end.model_s), preview_args(e),
+                  f.message >= 0 ? phase_args(d.fold.phase(d.fold.messages()[f.message])) : "");
+  s.end = {.src = src, .dst = dst, .tag = f.tag, .k = f.k, .is_send = send};
+  return s;
+}
+
+// A step, compute phase, collective or note that ended; or, up to `last_ns`, one still open
+// when the events end (a failed run), marked unfinished.
+Slice structural_slice(const FoldSlice& f, const Folded& d, int64_t last_ns) {
+  const int64_t t = d.ns[f.begin.event];
+  Slice s{
+      .rank = f.rank, .start_ns = t, .end_ns = std::max(t, f.ended ? d.ns[f.end.event] : last_ns)};
+  const std::string model = model_args(f.begin.model_s, f.end.model_s);
+  switch (f.kind) {
+    case SliceKind::step:
+      s.name = fmt::format("step {}", f.seq);
+      s.cat = td::kStepCat;
+      s.args = fmt::format("{{\"step\":{}{}}}", f.seq, model);
+      break;
+    case SliceKind::compute:
+      s.name = f.name;
+      s.cat = td::kComputeCat;
+      s.args = fmt::format("{{\"phase\":{}{}}}", td::json_quote(f.name), model);
+      break;
+    case SliceKind::collective:
+      s.group = Group::comm;
+      s.name = f.name;
+      s.cat = td::kCollectiveCat;
+      s.args = fmt::format("{{\"bytes\":{}{}}}", f.bytes, model);
+      break;
+    case SliceKind::recv:  // posted, never completed
+      s.group = Group::comm;
+      s.name = f.peer < 0 ? std::string("recv (never completed)")
+                          : fmt::format("recv from {} (never completed)", f.peer);
+      s.cat = td::kPendingCat;
+      s.args = fmt::format("{{\"src\":{},\"tag\":{},\"unfinished\":true}}", f.peer, f.tag);
+      return s;
+    case SliceKind::note:
+      s.name = f.name;
+      s.cat = td::kNoteCat;
+      s.args = "{}";
+      s.instant = true;
+      return s;
+    case SliceKind::send:
+      break;
+  }
+  if (!f.ended) s.args = "{\"unfinished\":true}";
+  return s;
+}
+
+// Every rank's slices: those that ended, in the order they did, then those still open.
+std::vector<Slice> slices_of(const Folded& d) {
+  std::vector<Slice> out;
+  const std::vector<FoldSlice>& slices = d.fold.slices();
+  size_t i = 0;
+  for (const auto& [rank, range] : d.range) {
+    const int64_t last_ns = range.second > range.first ? d.ns[range.second - 1] : 0;
+    for (; i < slices.size() && slices[i].rank == rank; ++i) {
+      const FoldSlice& f = slices[i];
+      const bool message = f.kind == SliceKind::send || f.kind == SliceKind::recv;
+      out.push_back(message ? message_slice(f, d) : structural_slice(f, d, last_ns));
+    }
+    for (const FoldSlice& f : d.fold.open_slices(rank))
+      out.push_back(structural_slice(f, d, last_ns));
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -336,24 +319,17 @@ void to_model_time(std::map<int, std::vector<std::pair<int64_t, const Event*>>>&
 // [document]
 // ---------------------------------------------------------------------------------------
 
-std::string metadata(const char* what, int pid, int tid, const std::string& args) {
-  return fmt::format("{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{}}}", what,
-                     pid, tid, args);
-}
-
-}  // namespace
-
-std::string trace_json(const std::vector<Event>& events, const TraceOptions& options) {
-  // Per rank, in the order they happened: by wall time (stable: one thread's equal times
-  // keep their order), which is also the order of emission for model time.
-  std::map<int, std::vector<std::pair<int64_t, const Event*>>> by_rank;
-  size_t dropped = 0;
+// Per rank, in the order they happened: by wall time (stable: one thread's equal times keep
+// their order), which is also the order of emission for model time. Events of no rank are
+// counted in `dropped`.
+RankEvents order_by_rank(const std::vector<Event>& events, TimeBase base, size_t& dropped) {
+  RankEvents by_rank;
   for (const Event& e : events) {
     if (e.rank < 0) {
       ++dropped;
       continue;
     }
-    if (options.time_base == TimeBase::model && !(e.model_s >= 0))
+    if (base == TimeBase::model && !(e.model_s >= 0))
       throw UsageError(
           fmt::format("trace: model time requested, but rank {}'s {} event has none; this backend "
                       "reports wall time only: use the wall time base",
@@ -363,62 +339,65 @@ std::string trace_json(const std::vector<Event>& events, const TraceOptions& opt
   for (auto& [rank, list] : by_rank)
     std::stable_sort(list.begin(), list.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (options.time_base == TimeBase::model) to_model_time(by_rank);
-  std::vector<Slice> all;
-  std::map<int, std::pair<size_t, size_t>> rank_range;  // [first, last) of all
-  for (auto& [rank, list] : by_rank) {
-    const size_t first = all.size();
-    rank_slices(rank, list, all);
-    rank_range[rank] = {first, all.size()};
-  }
+  if (base == TimeBase::model) to_model_time(by_rank);
+  return by_rank;
+}
+
+// Puts every slice on a lane (sorting them by rank, lane and time) and names the lanes.
+std::vector<LaneName> assign_all_lanes(std::vector<Slice>& all, const RankEvents& by_rank) {
   std::vector<LaneName> lane_names;
+  std::map<int, std::pair<std::vector<Slice*>, std::vector<Slice*>>> groups;  // compute, comm
+  for (Slice& s : all) {
+    if (s.instant)
+      s.tid = td::kComputeTid;
+    else
+      (s.group == Group::compute ? groups[s.rank].first : groups[s.rank].second).push_back(&s);
+  }
   for (const auto& [rank, list] : by_rank) {
     lane_names.push_back({rank, td::kComputeTid, "compute", 0});
     lane_names.push_back({rank, td::kCommTid, "communication", 100});
-    std::vector<Slice*> compute, comm;
-    for (size_t i = rank_range[rank].first; i < rank_range[rank].second; ++i) {
-      Slice& s = all[i];
-      if (s.instant)
-        s.tid = td::kComputeTid;
-      else
-        (s.group == Group::compute ? compute : comm).push_back(&s);
-    }
     int next_tid = 2;
-    assign_lanes(rank, compute, Group::compute, next_tid, lane_names);
-    assign_lanes(rank, comm, Group::comm, next_tid, lane_names);
+    assign_lanes(rank, groups[rank].first, Group::compute, next_tid, lane_names);
+    assign_lanes(rank, groups[rank].second, Group::comm, next_tid, lane_names);
   }
   std::sort(all.begin(), all.end(), [](const Slice& a, const Slice& b) {
     return std::tuple(a.rank, a.tid, a.start_ns, -a.end_ns) <
            std::tuple(b.rank, b.tid, b.start_ns, -b.end_ns);
   });
+  return lane_names;
+}
 
-  std::string out = "{\"traceEvents\":[\n";
-  bool first = true;
-  auto line = [&](const std::string& json) {
-    if (!first) out += ",\n";
-    first = false;
-    out += json;
-  };
+std::string metadata(const char* what, int pid, int tid, const std::string& args) {
+  return fmt::format("{{\"name\":\"{}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{}}}", what,
+                     pid, tid, args);
+}
+
+// The "traceEvents" lines: process and lane names, slices and notes, then the arrows.
+std::vector<std::string> event_lines(const std::vector<Slice>& all,
+                                     const std::vector<LaneName>& lane_names,
+                                     const RankEvents& by_rank) {
+  std::vector<std::string> lines;
   for (const auto& [rank, list] : by_rank) {
-    line(metadata("process_name", rank, 0, fmt::format("{{\"name\":\"rank {}\"}}", rank)));
-    line(metadata("process_sort_index", rank, 0, fmt::format("{{\"sort_index\":{}}}", rank)));
+    lines.push_back(
+        metadata("process_name", rank, 0, fmt::format("{{\"name\":\"rank {}\"}}", rank)));
+    lines.push_back(
+        metadata("process_sort_index", rank, 0, fmt::format("{{\"sort_index\":{}}}", rank)));
   }
   for (const LaneName& n : lane_names) {
-    line(metadata("thread_name", n.rank, n.tid,
-                  fmt::format("{{\"name\":{}}}", td::json_quote(n.name))));
-    line(metadata("thread_sort_index", n.rank, n.tid,
-                  fmt::format("{{\"sort_index\":{}}}", n.sort_index)));
+    lines.push_back(metadata("thread_name", n.rank, n.tid,
+                             fmt::format("{{\"name\":{}}}", td::json_quote(n.name))));
+    lines.push_back(metadata("thread_sort_index", n.rank, n.tid,
+                             fmt::format("{{\"sort_index\":{}}}", n.sort_index)));
   }
   std::vector<td::MessageEnd> ends;
   for (const Slice& s : all) {
     if (s.instant) {
-      line(
-          fmt::format("{{\"name\":{},\"cat\":\"note\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{"
-                      "},\"ts\":{}}}",
-                      td::json_quote(s.name), s.rank, s.tid, td::format_us(s.start_ns)));
+      lines.push_back(fmt::format(
+          "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"ts\":{}}}",
+          td::json_quote(s.name), s.cat, s.rank, s.tid, td::format_us(s.start_ns)));
       continue;
     }
-    line(fmt::format(
+    lines.push_back(fmt::format(
         "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},"
         "\"args\":{}}}",
         td::json_quote(s.name), s.cat, s.rank, s.tid, td::format_us(s.start_ns),
@@ -433,17 +412,33 @@ std::string trace_json(const std::vector<Event>& events, const TraceOptions& opt
     }
   }
   for (const td::FlowEvent& f : td::pair_messages(ends))
-    line(td::flow_json(f));
+    lines.push_back(td::flow_json(f));
+  return lines;
+}
 
+}  // namespace
+
+std::string trace_json(const std::vector<Event>& events, const TraceOptions& options) {
+  size_t dropped = 0;
+  const RankEvents by_rank = order_by_rank(events, options.time_base, dropped);
+  std::vector<Slice> all = slices_of(fold_ranks(by_rank, options.world));
+  const std::vector<LaneName> lane_names = assign_all_lanes(all, by_rank);
+  std::string out = "{\"traceEvents\":[\n";
+  bool first = true;
+  for (const std::string& line : event_lines(all, lane_names, by_rank)) {
+    if (!first) out += ",\n";
+    first = false;
+    out += line;
+  }
   std::string ranks;
   for (const auto& [rank, list] : by_rank)
     ranks += fmt::format("{}{}", ranks.empty() ? "" : ",", rank);
   out += fmt::format(
       "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{{\"generator\":\"dsgd {}\",\"format\":"
       "\"{}\",\"format_version\":{},\"time_base\":\"{}\",\"ranks\":[{}],\"events\":{},"
-      "\"dropped_events\":{}}}}}\n",
+      "\"dropped_events\":{}{}}}}}\n",
       DSGD_VERSION, td::kFormat, td::kFormatVersion, to_string(options.time_base), ranks,
-      events.size(), dropped);
+      events.size(), dropped, options.run_json.empty() ? "" : ",\"run\":" + options.run_json);
   return out;
 }
 
@@ -456,6 +451,11 @@ void ChromeTraceWriter::on_event(const Event& event) {
   events_.push_back(event);
 }
 
+void ChromeTraceWriter::set_world(int world) {
+  std::lock_guard lock(mutex_);
+  options_.world = world;
+}
+
 size_t ChromeTraceWriter::size() const {
   std::lock_guard lock(mutex_);
   return events_.size();
@@ -463,11 +463,13 @@ size_t ChromeTraceWriter::size() const {
 
 void ChromeTraceWriter::write(const std::string& path) const {
   std::vector<Event> events;
+  TraceOptions options;
   {
     std::lock_guard lock(mutex_);
     events = events_;
+    options = options_;
   }
-  write_file_atomic(path, trace_json(events, options_));
+  write_file_atomic(path, trace_json(events, options));
 }
 
 // ---------------------------------------------------------------------------------------

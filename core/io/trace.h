@@ -2,11 +2,13 @@
 // chrome://tracing. One process per rank (pid = rank), a "compute" lane (steps enclosing
 // forward_backward and update) and a "communication" lane (collectives enclosing their
 // sends and receives), flow arrows from each send to its receive. Plus the tools that read
-// traces back: merge per-rank files (MPI runs) into one, and check a trace's consistency.
+// traces back: into the event stream again (the GUI's replay), merge per-rank files (MPI
+// runs) into one, and check a trace's consistency.
 // Not a viewer and not a general JSON trace library: it reads back what it writes.
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -28,24 +30,33 @@ TimeBase parse_time_base(const std::string& text);  // "wall" | "model"; UsageEr
 
 struct TraceOptions {
   TimeBase time_base = TimeBase::wall;
+  // The run's description, a serialized JSON object, written into otherData as "run"
+  // verbatim so that a replay shows the recorded run's settings; empty: none.
+  std::string run_json;
+  // Ranks in the run, which the collectives' schedules depend on; 0: the highest rank or
+  // peer in the events + 1, which a per-rank file (an MPI rank's) may undercount.
+  int world = 0;
 };
 
 // The whole trace document for `events` (any order; several ranks or one). Sends and
 // receives are "X" slices with args {dir, src, dst, tag, k}: k counts the messages from src
 // to dst with that tag, so the k-th send pairs with the k-th receive (messages between one
-// pair with one tag arrive in send order). Flow arrows join every pair whose two ends are
-// both in `events`. Where asynchronous operations overlap so that slices would not nest,
-// the later ones move to extra lanes ("communication (overlap)"). UsageError for
-// TimeBase::model when an event has no model time.
+// pair with one tag arrive in send order); a collective's messages add where they stand in
+// it {collective, phase, step, steps, chunk, segment, segments, contributions} (the fields
+// message_phase.h knows; a receive whose send is not in `events` has none). Flow arrows join every
+// pair whose two ends are both in `events`. Where asynchronous operations overlap so that slices
+// would not nest, the later ones move to extra lanes
+// ("communication (overlap)"). UsageError for TimeBase::model when an event has no model time.
 std::string trace_json(const std::vector<Event>& events, const TraceOptions& options = {});
 
 // An EventSink that keeps every event and writes the trace at the end. Thread-safe: ranks
 // and I/O threads may call on_event at once.
 class ChromeTraceWriter : public EventSink {
  public:
-  explicit ChromeTraceWriter(TraceOptions options = {}) : options_(options) {}
+  explicit ChromeTraceWriter(TraceOptions options = {}) : options_(std::move(options)) {}
   void on_event(const Event& event) override;
   size_t size() const;
+  void set_world(int world);  // TraceOptions::world, once the run knows it
   // Writes trace_json(events) to path atomically (DataError when it cannot be written).
   // May be called more than once (e.g. after a failed run too); each writes everything so far.
   void write(const std::string& path) const;
@@ -56,8 +67,35 @@ class ChromeTraceWriter : public EventSink {
   std::vector<Event> events_;
 };
 
+// A trace read back into the event stream it was written from (what trace_json drew as
+// slices becomes begin and end events again, in causal order per rank), for the GUI's
+// replay. Events' op strings point into `names`, so it moves but does not copy.
+struct TraceEvents {
+  std::vector<Event> events;
+  std::deque<std::string> names;
+  int world = 0;  // the highest rank or peer + 1
+  // Model time when every message carries it (the link model's deterministic clock), else
+  // wall time; events without model time (send ends) then take their predecessor's.
+  TimeBase time_base = TimeBase::wall;
+  double begin_s = 0, end_s = 0;  // the events' span on that time base
+  std::string run_json;           // otherData's "run", serialized; empty when absent
+
+  TraceEvents() = default;
+  TraceEvents(TraceEvents&&) = default;
+  TraceEvents& operator=(TraceEvents&&) = default;
+  TraceEvents(const TraceEvents&) = delete;
+  TraceEvents& operator=(const TraceEvents&) = delete;
+};
+
+// DataError naming `name` ("run.json: not a Chrome trace: ...") for text that is not JSON,
+// not a trace, has malformed dsgd slices, or holds no dsgd events. Understands dsgd's own
+// slices (cats p2p, compute, collective, step, pending, note) and skips everything else.
+TraceEvents read_trace_events(std::string_view text, const std::string& name);
+TraceEvents load_trace_events(const std::string& path);  // DataError also when unreadable
+
 // Joins trace files (e.g. one per MPI rank, each holding its own ranks) into one and draws
 // the flow arrows between them again, pairing sends and receives by {src, dst, tag, k}.
+// The first input's run description ("run" in otherData) is kept.
 // DataError naming the file for a missing or malformed input ("run.json: not a Chrome
 // trace: ..."), for a rank present in two inputs, or for inputs on different time bases.
 void merge_traces(const std::vector<std::string>& inputs, const std::string& output);

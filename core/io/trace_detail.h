@@ -1,5 +1,6 @@
-// Internals shared by trace.cpp (writing) and trace_read.cpp (merge, check): how sends are
-// paired with receives and how flow arrows and times are spelled in the JSON.
+// Internals shared by trace.cpp (writing), trace_read.cpp (events, merge) and
+// trace_check.cpp: the categories dsgd writes, how sends are paired with receives and how
+// flow arrows and times are spelled in the JSON.
 // Not part of the public API: include core/io/trace.h instead.
 #pragma once
 
@@ -12,8 +13,14 @@ namespace dsgd::trace_detail {
 
 inline constexpr const char* kFormat = "dsgd-trace";
 inline constexpr int kFormatVersion = 1;
-inline constexpr const char* kP2pCat = "p2p";       // send and receive slices
-inline constexpr const char* kFlowCat = "message";  // flow arrows
+// Categories ("cat") of what trace_json writes, and what the reader looks for.
+inline constexpr const char* kP2pCat = "p2p";                // send and receive slices
+inline constexpr const char* kStepCat = "step";              // training steps
+inline constexpr const char* kComputeCat = "compute";        // forward_backward, update
+inline constexpr const char* kCollectiveCat = "collective";  // all_reduce, broadcast, ...
+inline constexpr const char* kPendingCat = "pending";        // a receive never completed
+inline constexpr const char* kNoteCat = "note";              // instants ("i")
+inline constexpr const char* kFlowCat = "message";           // flow arrows
 inline constexpr int kComputeTid = 0;
 inline constexpr int kCommTid = 1;
 

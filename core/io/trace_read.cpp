@@ -1,6 +1,6 @@
-// Reading Chrome traces back: merge per-rank files into one, and check a trace's
-// consistency (arrows, nesting, time order, names). Uses nlohmann::json, privately.
-// Sections: [reading] [merge] [check].
+// Reading Chrome traces back: the document (shared with trace_check.cpp), the event stream
+// it was written from (the GUI's replay), and merging per-rank files into one.
+// Sections: [document] [events] [merge].
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -11,24 +11,23 @@
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
 #include "core/io/trace.h"
-#include "core/io/trace_detail.h"
+#include "core/io/trace_document.h"
 
 namespace dsgd {
 namespace td = trace_detail;
-using nlohmann::json;
-
-namespace {
+using td::json;
 
 // ---------------------------------------------------------------------------------------
-// [reading]
+// [document]
 // ---------------------------------------------------------------------------------------
 
-[[noreturn]] void not_a_trace(const std::string& name, const std::string& why) {
+namespace trace_detail {
+
+void not_a_trace(const std::string& name, const std::string& why) {
   throw DataError(fmt::format(
       "{}: not a Chrome trace: {}; give a file written by dsgd train --trace", name, why));
 }
@@ -36,22 +35,16 @@ namespace {
 std::string read_whole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw DataError(fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
+    throw DataError(fmt::format(
+        "{}: cannot open the trace: {}; check the path (write one with dsgd train --trace FILE)",
+        path, std::strerror(errno)));
   std::ostringstream s;
   s << in.rdbuf();
   if (in.bad()) throw DataError(fmt::format("{}: read failed", path));
   return s.str();
 }
 
-// The document and its event array. Accepts the object form {"traceEvents": [...]} and the
-// bare array form, as chrome://tracing does. Every event must be an object with a "ph"
-// string; slices, instants and flows need numeric pid, tid and ts ("X" also dur >= 0).
-struct Document {
-  json root;
-  const json* events = nullptr;
-};
-
-Document parse_trace(std::string_view text, const std::string& name) {
+Document parse_document(std::string_view text, const std::string& name) {
   Document d;
   try {
     d.root = json::parse(text);
@@ -68,6 +61,11 @@ Document parse_trace(std::string_view text, const std::string& name) {
   } else {
     not_a_trace(name, "expected an object with a \"traceEvents\" array");
   }
+  return d;
+}
+
+Document parse_trace(std::string_view text, const std::string& name) {
+  Document d = parse_document(text, name);
   for (size_t i = 0; i < d.events->size(); ++i) {
     const json& e = (*d.events)[i];
     if (!e.is_object() || !e.contains("ph") || !e["ph"].is_string())
@@ -92,12 +90,24 @@ Document parse_trace(std::string_view text, const std::string& name) {
   return d;
 }
 
+namespace {
+
+const json* other_data(const Document& d, const char* key) {
+  if (!d.root.is_object() || !d.root.contains("otherData")) return nullptr;
+  const json& o = d.root["otherData"];
+  return o.is_object() && o.contains(key) ? &o[key] : nullptr;
+}
+
+}  // namespace
+
 std::string time_base_of(const Document& d) {
-  if (d.root.is_object() && d.root.contains("otherData") && d.root["otherData"].is_object()) {
-    const json& o = d.root["otherData"];
-    if (o.contains("time_base") && o["time_base"].is_string()) return o["time_base"];
-  }
-  return "wall";
+  const json* base = other_data(d, "time_base");
+  return base && base->is_string() ? base->get<std::string>() : "wall";
+}
+
+std::string run_json_of(const Document& d) {
+  const json* run = other_data(d, "run");
+  return run && run->is_object() ? run->dump() : "";
 }
 
 bool is_flow(const json& e) {
@@ -105,10 +115,8 @@ bool is_flow(const json& e) {
   return ph == "s" || ph == "t" || ph == "f";
 }
 
-// A send or receive slice written by trace_json: cat "p2p", args {dir, src, dst, tag, k}.
-// Returns false for other events; `why` says what is missing from a broken one.
-bool message_end(const json& e, td::MessageEnd& m, std::string* why) {
-  if (e["ph"] != "X" || !e.contains("cat") || e["cat"] != td::kP2pCat) return false;
+bool message_end(const json& e, MessageEnd& m, std::string* why) {
+  if (e["ph"] != "X" || !e.contains("cat") || e["cat"] != kP2pCat) return false;
   const json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
   for (const char* key : {"src", "dst", "tag", "k"}) {
     if (!args || !args->contains(key) || !(*args)[key].is_number_integer()) {
@@ -122,8 +130,8 @@ bool message_end(const json& e, td::MessageEnd& m, std::string* why) {
   }
   m.pid = e["pid"];
   m.tid = e["tid"];
-  m.start_ns = td::us_to_ns(e["ts"].get<double>());
-  m.end_ns = m.start_ns + td::us_to_ns(e["dur"].get<double>());
+  m.start_ns = us_to_ns(e["ts"].get<double>());
+  m.end_ns = m.start_ns + us_to_ns(e["dur"].get<double>());
   m.src = (*args)["src"];
   m.dst = (*args)["dst"];
   m.tag = (*args)["tag"];
@@ -132,7 +140,224 @@ bool message_end(const json& e, td::MessageEnd& m, std::string* why) {
   return true;
 }
 
+}  // namespace trace_detail
+
+// ---------------------------------------------------------------------------------------
+// [events]
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kWriteAgain = "write the trace again with `dsgd train --trace FILE`";
+
+double number(const json& obj, const char* key, double fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number()) throw DataError(fmt::format("'{}' is not a number", key));
+  return it->get<double>();
+}
+
+// An event with the sort key that puts it back in causal order on its rank: by time; at one
+// instant ends before begins, an enclosing slice's begin before its children's and its end
+// after theirs.
+struct Keyed {
+  double ts_us;
+  int phase;      // 0 end, 1 begin
+  double order;   // begins: -duration (outer first); ends: duration (inner first)
+  size_t serial;  // file order, for a stable result
+  Event event;
+};
+
+// Turns dsgd's slices back into begin and end events, one traceEvents entry at a time.
+class EventReader {
+ public:
+  void read(const json& item);
+  TraceEvents finish(const std::string& name);
+
+ private:
+  void read_slice(const json& item, const std::string& cat);
+  void read_message(const json& args, Event& begin, Event& end);
+  void read_phase(const json& item, const std::string& cat, const json& args, Event& begin,
+                  Event& end);
+  void push(double ts_us, double dur_us, const Event& begin, const Event* end);
+  const char* intern(const std::string& s);
+
+  TraceEvents out_;
+  std::vector<Keyed> keyed_;
+  bool all_model_ = true;
+  size_t messages_ = 0, serial_ = 0;
+};
+
+const char* EventReader::intern(const std::string& s) {
+  for (const std::string& n : out_.names)
+    if (n == s) return n.c_str();
+  out_.names.push_back(s);
+  return out_.names.back().c_str();
+}
+
+void EventReader::push(double ts_us, double dur_us, const Event& begin, const Event* end) {
+  out_.world = std::max(out_.world, begin.rank + 1);
+  keyed_.push_back({ts_us, 1, -dur_us, serial_++, begin});
+  if (end) keyed_.push_back({ts_us + dur_us, 0, dur_us, serial_++, *end});
+}
+
+void EventReader::read(const json& item) {
+  if (!item.is_object()) throw DataError("not an object");
+  const std::string ph = item.value("ph", std::string());
+  const std::string cat = item.value("cat", std::string());
+  if (ph == "i" && cat == td::kNoteCat) {
+    const int rank = static_cast<int>(number(item, "pid", -1));
+    if (rank < 0 || rank >= 65536) throw DataError(fmt::format("bad pid {}", rank));
+    const double ts = number(item, "ts", 0);
+    push(ts, 0,
+         {.kind = EventKind::note,
+          .rank = rank,
+          .wall_s = ts * 1e-6,
+          .model_s = -1,
+          .op = intern(item.value("name", std::string()))},
+         nullptr);
+    return;
+  }
+  if (ph != "X") return;
+  for (const char* known :
+       {td::kP2pCat, td::kComputeCat, td::kCollectiveCat, td::kStepCat, td::kPendingCat})
+    if (cat == known) return read_slice(item, cat);
+}
+
+// One "X" slice of a dsgd category: its begin event, and its end unless it is marked
+// unfinished (still open when the trace was written).
+void EventReader::read_slice(const json& item, const std::string& cat) {
+  const json args = item.value("args", json::object());
+  if (!args.is_object()) throw DataError("'args' is not an object");
+  const int rank = static_cast<int>(number(item, "pid", -1));
+  const double ts = number(item, "ts", -1), dur = number(item, "dur", 0);
+  if (rank < 0 || rank >= 65536) throw DataError(fmt::format("bad pid {}", rank));
+  if (ts < 0 && !item.contains("ts")) throw DataError("no 'ts'");
+  if (dur < 0) throw DataError("negative 'dur'");
+  const double model_begin = number(args, "model_s", -1);
+  const double model_end = number(args, "model_end_s", model_begin);
+  Event begin{.rank = rank, .wall_s = ts * 1e-6, .model_s = model_begin};
+  Event end{.rank = rank, .wall_s = (ts + dur) * 1e-6, .model_s = model_end};
+  if (cat == td::kP2pCat) {
+    read_message(args, begin, end);
+  } else if (cat == td::kPendingCat) {
+    begin.kind = EventKind::recv_begin;
+    begin.peer = static_cast<int>(number(args, "src", -1));
+    begin.tag = static_cast<int>(number(args, "tag", 0));
+    begin.op = "recv";
+    return push(ts, dur, begin, nullptr);
+  } else {
+    read_phase(item, cat, args, begin, end);
+  }
+  const bool unfinished = args.value("unfinished", false);
+  push(ts, dur, begin, unfinished ? nullptr : &end);
+}
+
+void EventReader::read_message(const json& args, Event& begin, Event& end) {
+  ++messages_;
+  const std::string dir = args.value("dir", std::string());
+  const int src = static_cast<int>(number(args, "src", -1));
+  const int dst = static_cast<int>(number(args, "dst", -1));
+  if ((dir != "send" && dir != "recv") || src < 0 || dst < 0)
+    throw DataError("p2p slice without dir/src/dst");
+  begin.tag = end.tag = static_cast<int>(number(args, "tag", 0));
+  begin.bytes = end.bytes = static_cast<uint64_t>(number(args, "bytes", 0));
+  begin.seq = end.seq = static_cast<uint64_t>(number(args, "k", 0));
+  if (begin.model_s < 0) all_model_ = false;
+  if (auto p = args.find("preview"); p != args.end() && p->is_array()) {
+    for (const json& v : *p) {
+      if (begin.preview_count >= 4) break;
+      if (!v.is_number()) continue;
+      begin.preview[begin.preview_count++] = v.get<float>();
+    }
+    end.preview = begin.preview;
+    end.preview_count = begin.preview_count;
+  }
+  const bool send = dir == "send";
+  begin.kind = send ? EventKind::send_begin : EventKind::recv_begin;
+  end.kind = send ? EventKind::send_end : EventKind::recv_end;
+  begin.peer = end.peer = send ? dst : src;
+  begin.op = end.op = send ? "send" : "recv";
+  if (send) end.model_s = -1;  // the send's buffer release has no model time
+  out_.world = std::max({out_.world, src + 1, dst + 1});
+}
+
+void EventReader::read_phase(const json& item, const std::string& cat, const json& args,
+                             Event& begin, Event& end) {
+  if (cat == td::kStepCat) {
+    begin.kind = EventKind::step_begin;
+    end.kind = EventKind::step_end;
+    begin.seq = end.seq = static_cast<uint64_t>(number(args, "step", 0));
+    begin.op = end.op = "step";
+    return;
+  }
+  const bool compute = cat == td::kComputeCat;
+  begin.kind = compute ? EventKind::compute_begin : EventKind::collective_begin;
+  end.kind = compute ? EventKind::compute_end : EventKind::collective_end;
+  begin.op = end.op = intern(item.value("name", std::string()));
+  begin.bytes = end.bytes = static_cast<uint64_t>(number(args, "bytes", 0));
+}
+
+TraceEvents EventReader::finish(const std::string& name) {
+  if (keyed_.empty())
+    throw DataError(fmt::format(
+        "{}: no dsgd events in this trace (expected slices of cat p2p, compute, collective or "
+        "step, as `dsgd train --trace` writes)",
+        name));
+  std::sort(keyed_.begin(), keyed_.end(), [](const Keyed& a, const Keyed& b) {
+    return std::tie(a.ts_us, a.phase, a.order, a.serial) <
+           std::tie(b.ts_us, b.phase, b.order, b.serial);
+  });
+  const bool model = messages_ > 0 && all_model_;
+  out_.time_base = model ? TimeBase::model : TimeBase::wall;
+  out_.events.reserve(keyed_.size());
+  bool first = true;
+  for (const Keyed& k : keyed_) {
+    out_.events.push_back(k.event);
+    const double t = model ? k.event.model_s : k.event.wall_s;
+    if (model && t < 0) continue;
+    if (first || t < out_.begin_s) out_.begin_s = t;
+    if (first || t > out_.end_s) out_.end_s = t;
+    first = false;
+  }
+  // A model-time replay: events without model time (send ends, notes) take their
+  // predecessor's.
+  if (model) {
+    std::vector<double> last(out_.world, 0.0);
+    for (Event& e : out_.events) {
+      if (e.model_s < 0) e.model_s = last[e.rank];
+      last[e.rank] = std::max(last[e.rank], e.model_s);
+    }
+  }
+  return std::move(out_);
+}
+
 }  // namespace
+
+TraceEvents read_trace_events(std::string_view text, const std::string& name) {
+  const td::Document d = td::parse_document(text, name);
+  EventReader reader;
+  size_t index = 0;
+  for (const json& item : *d.events) {
+    ++index;
+    try {
+      reader.read(item);
+    } catch (const DataError& e) {
+      throw DataError(
+          fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
+    } catch (const json::exception& e) {
+      throw DataError(
+          fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
+    }
+  }
+  TraceEvents out = reader.finish(name);
+  out.run_json = td::run_json_of(d);
+  return out;
+}
+
+TraceEvents load_trace_events(const std::string& path) {
+  return read_trace_events(td::read_whole(path), path);
+}
 
 // ---------------------------------------------------------------------------------------
 // [merge]
@@ -141,14 +366,17 @@ bool message_end(const json& e, td::MessageEnd& m, std::string* why) {
 void merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) throw UsageError("trace merge: give at least one input trace");
   std::map<int, std::string> owner;  // pid -> the input holding it
-  std::string time_base;
+  std::string time_base, run_json;
   std::vector<td::MessageEnd> ends;
   std::string body;
   std::string sources;
   for (const std::string& path : inputs) {
-    const Document d = parse_trace(read_whole(path), path);
-    const std::string base = time_base_of(d);
-    if (time_base.empty()) time_base = base;
+    const td::Document d = td::parse_trace(td::read_whole(path), path);
+    const std::string base = td::time_base_of(d);
+    if (time_base.empty()) {
+      time_base = base;
+      run_json = td::run_json_of(d);
+    }
     if (base != time_base)
       throw DataError(
           fmt::format("{}: its times are {} time, those of {} are {} time; merge "
@@ -165,9 +393,9 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
     }
     for (const json& e : *d.events) {
       // Our arrows are drawn again below, across files; other flows are kept as they are.
-      if (is_flow(e) && e.contains("cat") && e["cat"] == td::kFlowCat) continue;
+      if (td::is_flow(e) && e.contains("cat") && e["cat"] == td::kFlowCat) continue;
       td::MessageEnd m;
-      if (message_end(e, m, nullptr)) ends.push_back(m);
+      if (td::message_end(e, m, nullptr)) ends.push_back(m);
       if (!body.empty()) body += ",\n";
       body += e.dump();
     }
@@ -184,232 +412,9 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
       output,
       fmt::format("{{\"traceEvents\":[\n{}\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{{"
                   "\"generator\":\"dsgd {}\",\"format\":\"{}\",\"format_version\":{},"
-                  "\"time_base\":{},\"ranks\":[{}],\"merged_from\":[{}]}}}}\n",
+                  "\"time_base\":{},\"ranks\":[{}],\"merged_from\":[{}]{}}}}}\n",
                   body, DSGD_VERSION, td::kFormat, td::kFormatVersion, json(time_base).dump(),
-                  ranks, sources));
-}
-
-// ---------------------------------------------------------------------------------------
-// [check]
-// ---------------------------------------------------------------------------------------
-
-namespace {
-
-constexpr size_t kMaxProblems = 50;
-
-struct CheckedSlice {
-  int64_t start_ns, end_ns;
-  std::string name;
-  int message = -1;  // index into the message ends, for p2p slices
-};
-
-struct Problems {
-  std::vector<std::string> list;
-  size_t more = 0;
-  template <typename... Args>
-  void add(fmt::format_string<Args...> f, Args&&... args) {
-    if (list.size() < kMaxProblems)
-      list.push_back(fmt::format(f, std::forward<Args>(args)...));
-    else
-      ++more;
-  }
-};
-
-std::string lane_name(std::pair<int, int> lane) {
-  return fmt::format("pid {} tid {}", lane.first, lane.second);
-}
-
-// Event fields that parse_trace does not check for every kind of event: read only when
-// present with the right type (json's value() throws type_error for a number where a
-// string was expected, and operator[] on a missing key of a const object is undefined).
-std::string string_or(const json& e, const char* key, const std::string& fallback) {
-  const auto it = e.find(key);
-  return it != e.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-bool has_integer(const json& e, const char* key) {
-  const auto it = e.find(key);
-  return it != e.end() && it->is_number_integer();
-}
-
-}  // namespace
-
-TraceCheck check_trace_text(std::string_view text, const std::string& name) {
-  const Document d = parse_trace(text, name);
-  TraceCheck r;
-  Problems p;
-  using LaneKey = std::pair<int, int>;
-  std::set<int> pids, named_pids;
-  std::set<LaneKey> named_lanes;
-  std::map<LaneKey, std::vector<CheckedSlice>> lanes;
-  std::map<LaneKey, std::vector<CheckedSlice>> open_b;  // "B" waiting for "E"
-  std::map<LaneKey, int64_t> last_ts;
-  std::vector<td::MessageEnd> ends;
-  struct FlowEnds {
-    std::vector<std::tuple<LaneKey, int64_t>> starts, finishes;
-  };
-  std::map<std::string, FlowEnds> flows;  // by cat + id
-
-  for (size_t i = 0; i < d.events->size(); ++i) {
-    const json& e = (*d.events)[i];
-    const std::string ph = e["ph"];
-    if (ph == "M") {
-      const int pid = e["pid"];
-      const std::string what = string_or(e, "name", "");
-      const bool has_name = e.contains("args") && e["args"].is_object() &&
-                            e["args"].contains("name") && e["args"]["name"].is_string();
-      if (what == "process_name" && has_name) named_pids.insert(pid);
-      if (what == "thread_name" && has_name && e.contains("tid") && e["tid"].is_number_integer())
-        named_lanes.insert({pid, e["tid"].get<int>()});
-      continue;
-    }
-    // Kinds parse_trace leaves unchecked (counters, async events...) take part only with an
-    // integer pid and tid and a numeric ts, as the checked kinds always have.
-    if (!has_integer(e, "pid") || !has_integer(e, "tid") || !e.contains("ts") ||
-        !e["ts"].is_number())
-      continue;
-    const LaneKey lane{e["pid"].get<int>(), e["tid"].get<int>()};
-    const int64_t ts = td::us_to_ns(e["ts"].get<double>());
-    const std::string ev_name = string_or(e, "name", "?");
-    if (is_flow(e)) {
-      const std::string key =
-          string_or(e, "cat", "") + "/" + (e.contains("id") ? e["id"].dump() : std::string("?"));
-      if (ph == "s") flows[key].starts.emplace_back(lane, ts);
-      if (ph == "f") flows[key].finishes.emplace_back(lane, ts);
-      continue;
-    }
-    pids.insert(lane.first);
-    // Time never runs backwards on a lane: slices and instants appear in order of start.
-    if (auto it = last_ts.find(lane); it != last_ts.end() && ts < it->second)
-      p.add("{}: time runs backwards at event {} '{}' ({} us after {} us)", lane_name(lane), i,
-            ev_name, td::format_us(ts), td::format_us(it->second));
-    last_ts[lane] = ts;
-    if (ph == "X") {
-      ++r.slices;
-      CheckedSlice s{ts, ts + td::us_to_ns(e["dur"].get<double>()), ev_name};
-      td::MessageEnd m;
-      std::string why;
-      if (message_end(e, m, &why)) {
-        s.message = static_cast<int>(ends.size());
-        ends.push_back(m);
-        ++(m.is_send ? r.sends : r.receives);
-      } else if (!why.empty()) {
-        p.add("{}: message slice '{}' at {} us {}", lane_name(lane), ev_name, td::format_us(ts),
-              why);
-      }
-      lanes[lane].push_back(std::move(s));
-    } else if (ph == "B") {
-      open_b[lane].push_back({ts, ts, ev_name});
-    } else if (ph == "E") {
-      if (open_b[lane].empty()) {
-        p.add("{}: 'E' at {} us closes nothing", lane_name(lane), td::format_us(ts));
-      } else {
-        CheckedSlice s = open_b[lane].back();
-        open_b[lane].pop_back();
-        s.end_ns = ts;
-        ++r.slices;
-        lanes[lane].push_back(std::move(s));
-      }
-    }
-  }
-  for (const auto& [lane, open] : open_b)
-    for (const CheckedSlice& s : open)
-      p.add("{}: 'B' '{}' at {} us is never closed", lane_name(lane), s.name,
-            td::format_us(s.start_ns));
-
-  // Names: every rank and lane that has events is labelled.
-  r.ranks = pids.size();
-  for (int pid : pids)
-    if (!named_pids.count(pid)) p.add("pid {} has no process_name metadata", pid);
-  for (const auto& [lane, slices] : lanes)
-    if (!named_lanes.count(lane)) p.add("{} has no thread_name metadata", lane_name(lane));
-
-  // Nesting: on one lane two slices are disjoint or one contains the other.
-  for (auto& [lane, slices] : lanes) {
-    std::stable_sort(slices.begin(), slices.end(),
-                     [](const CheckedSlice& a, const CheckedSlice& b) {
-                       return std::tuple(a.start_ns, -a.end_ns) < std::tuple(b.start_ns, -b.end_ns);
-                     });
-    std::vector<const CheckedSlice*> stack;
-    for (const CheckedSlice& s : slices) {
-      while (!stack.empty() && stack.back()->end_ns <= s.start_ns)
-        stack.pop_back();
-      if (!stack.empty() && stack.back()->end_ns < s.end_ns)
-        p.add("{}: '{}' [{}, {}] us overlaps '{}' [{}, {}] us without nesting", lane_name(lane),
-              s.name, td::format_us(s.start_ns), td::format_us(s.end_ns), stack.back()->name,
-              td::format_us(stack.back()->start_ns), td::format_us(stack.back()->end_ns));
-      stack.push_back(&s);
-    }
-  }
-
-  // The innermost slice on `lane` containing ts (slices are sorted and nest).
-  auto enclosing = [&](const LaneKey& lane, int64_t ts) -> const CheckedSlice* {
-    auto it = lanes.find(lane);
-    if (it == lanes.end()) return nullptr;
-    const auto& v = it->second;
-    auto pos = std::upper_bound(v.begin(), v.end(), ts,
-                                [](int64_t t, const CheckedSlice& s) { return t < s.start_ns; });
-    while (pos != v.begin()) {
-      --pos;
-      if (pos->end_ns >= ts) return &*pos;
-    }
-    return nullptr;
-  };
-
-  // Arrows: one "s" and one "f" per id, s no later than f, leaving a send slice and
-  // landing in the receive slice of the same message.
-  std::vector<int> arrows(ends.size(), 0);
-  for (const auto& [key, f] : flows) {
-    if (f.starts.size() != 1 || f.finishes.size() != 1) {
-      p.add("flow {} has {} start(s) and {} finish(es), expected one each", key, f.starts.size(),
-            f.finishes.size());
-      continue;
-    }
-    const auto& [from_lane, from_ts] = f.starts.front();
-    const auto& [to_lane, to_ts] = f.finishes.front();
-    if (to_ts < from_ts)
-      p.add("flow {} lands at {} us, before it leaves at {} us", key, td::format_us(to_ts),
-            td::format_us(from_ts));
-    const CheckedSlice* from = enclosing(from_lane, from_ts);
-    const CheckedSlice* to = enclosing(to_lane, to_ts);
-    if (!from || from->message < 0 || !ends[from->message].is_send) {
-      p.add("flow {} does not leave from a send slice ({} at {} us)", key, lane_name(from_lane),
-            td::format_us(from_ts));
-      continue;
-    }
-    if (!to || to->message < 0 || ends[to->message].is_send) {
-      p.add("flow {} does not land in a receive slice ({} at {} us)", key, lane_name(to_lane),
-            td::format_us(to_ts));
-      continue;
-    }
-    const td::MessageEnd& s = ends[from->message];
-    const td::MessageEnd& rv = ends[to->message];
-    if (std::tuple(s.src, s.dst, s.tag, s.k) != std::tuple(rv.src, rv.dst, rv.tag, rv.k))
-      p.add("flow {} joins send {}->{} tag {} #{} to receive {}->{} tag {} #{}", key, s.src, s.dst,
-            s.tag, s.k, rv.src, rv.dst, rv.tag, rv.k);
-    ++arrows[from->message];
-    ++arrows[to->message];
-    ++r.flows;
-  }
-  for (size_t i = 0; i < ends.size(); ++i) {
-    const td::MessageEnd& m = ends[i];
-    const int other = m.is_send ? m.dst : m.src;
-    if (arrows[i] == 0 && !pids.count(other)) {
-      ++(m.is_send ? r.external_sends : r.external_receives);
-      continue;
-    }
-    if (arrows[i] != 1)
-      p.add("{} {}->{} (tag {}, #{}) at {} us has {} arrows, expected 1",
-            m.is_send ? "send" : "receive", m.src, m.dst, m.tag, m.k, td::format_us(m.start_ns),
-            arrows[i]);
-  }
-  r.problems = std::move(p.list);
-  if (p.more) r.problems.push_back(fmt::format("... and {} more problems", p.more));
-  return r;
-}
-
-TraceCheck check_trace_file(const std::string& path) {
-  return check_trace_text(read_whole(path), path);
+                  ranks, sources, run_json.empty() ? "" : ",\"run\":" + run_json));
 }
 
 }  // namespace dsgd
