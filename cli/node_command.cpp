@@ -164,7 +164,8 @@ int run_node(const NodeFlags& f) {
   fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
              plan.listen.to_string(), node.port());
   std::fflush(stderr);
-  ChromeTraceWriter trace({.world = f.world});  // this file holds this rank's events only
+  // This file holds this rank's events only: the world and the run come from here.
+  ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
   if (!outputs.trace.empty()) node.set_events(&trace);
   auto write_trace = [&] {
     if (!outputs.trace.empty() && trace.size() > 0)

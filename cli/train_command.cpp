@@ -100,7 +100,7 @@ int run_train(const TrainFlags& flags) {
   RankZeroOutputs out{.progress = Progress(total_steps(inputs.config, inputs.data), flags.quiet)};
   if (!spec.outputs.metrics.empty())
     out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
-  ChromeTraceWriter trace;
+  ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec)});  // replays show the settings
   sim::ClusterOptions options{spec.cluster};
   if (!spec.outputs.trace.empty()) options.events = &trace;
 

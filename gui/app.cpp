@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "sim/run_spec.h"
 
 namespace dsgd::gui {
 
@@ -47,6 +48,7 @@ void GuiApp::open_replay(const std::string& trace_path, const std::string& metri
   try {
     replay_ = Replay::load(trace_path);
     cursor_s_ = replay_->begin_s();
+    show_recorded_run();
     if (!metrics_path.empty()) replay_curve_ = load_metrics_curve(metrics_path);
   } catch (const std::exception& e) {
     error_ = e.what();
@@ -60,6 +62,7 @@ void GuiApp::open_replay(Replay replay, std::optional<Curve> curve) {
   replay_ = std::move(replay);
   replay_curve_ = std::move(curve);
   cursor_s_ = replay_->begin_s();
+  show_recorded_run();
 }
 
 void GuiApp::seek(double t_s) {
@@ -125,20 +128,59 @@ void GuiApp::tick(double dt_s) {
   if (cursor_s_ > replay_->end_s()) cursor_s_ = replay_->begin_s();  // loop, for a classroom
 }
 
+namespace {
+
+// The run a trace recorded (its world from the trace where the description does not say:
+// an MPI run's), or nothing for a trace written without one.
+std::optional<SimSettings> recorded_settings(const Replay& replay) {
+  if (replay.run_json().empty()) return std::nullopt;
+  SimSettings settings;
+  settings.run = sim::run_spec_from_json(replay.run_json(), replay.name());
+  if (settings.run.cluster.nodes < 1) settings.run.cluster.nodes = replay.world();
+  return settings;
+}
+
+}  // namespace
+
+void GuiApp::show_recorded_run() {
+  recorded_.reset();
+  try {
+    recorded_ = recorded_settings(*replay_);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+  if (recorded_) view_.draft = *recorded_;  // the controls show it; Restart runs it live
+}
+
+Snapshot GuiApp::replay_snapshot() const {
+  SnapshotInputs in;
+  if (recorded_) {
+    in = snapshot_inputs(recorded_->run);
+    in.links = link_views(*recorded_);
+  }
+  in.time_base = replay_->time_base();
+  in.now_s = cursor_s_;
+  in.algorithm = replay_->all_reduce_algorithm();
+  Snapshot s = build_snapshot(replay_->events(), in);
+  s.begin_s = replay_->begin_s();
+  s.end_s = replay_->end_s();
+  s.title = "replay - " + replay_->name();
+  if (recorded_) {
+    s.title += ": " + describe(*recorded_);
+    s.controls.settings = *recorded_;
+    s.network = sim::describe_network(recorded_->run.cluster);
+  }
+  s.controls.status = replay_playing_ ? "replaying" : "replay paused";
+  s.controls.paused = !replay_playing_;
+  if (replay_curve_) s.curves.push_back(*replay_curve_);
+  s.view = view_;
+  return s;
+}
+
 Snapshot GuiApp::snapshot() const {
   Snapshot s;
   if (replay_) {
-    SnapshotInputs in{.time_base = replay_->time_base(),
-                      .now_s = cursor_s_,
-                      .algorithm = replay_->all_reduce_algorithm()};
-    s = build_snapshot(replay_->events(), in);
-    s.begin_s = replay_->begin_s();
-    s.end_s = replay_->end_s();
-    s.title = "replay - " + replay_->name();
-    s.controls.status = replay_playing_ ? "replaying" : "replay paused";
-    s.controls.paused = !replay_playing_;
-    if (replay_curve_) s.curves.push_back(*replay_curve_);
-    s.view = view_;
+    s = replay_snapshot();
   } else if (lesson_ && lesson_->active()) {
     s = lesson_->snapshot(view_);
   } else if (session_) {

@@ -52,8 +52,13 @@ class GuiApp {
   std::unique_ptr<SimSession> session_;
   std::unique_ptr<LessonSession> lesson_;
   std::vector<LessonEntry> lessons_;  // the catalog, for the picker
+  // Reads the replay's run description into recorded_ (and the controls' draft).
+  void show_recorded_run();
+  Snapshot replay_snapshot() const;
+
   std::optional<Replay> replay_;
   std::optional<Curve> replay_curve_;
+  std::optional<SimSettings> recorded_;  // the run the replayed trace recorded
   std::string error_;
   ViewSettings view_;
   double cursor_s_ = 0;

@@ -1,6 +1,8 @@
 // Sections: [catalog] [transcript] [run thread] [session].
 #include "gui/lesson_session.h"
 
+#include "sim/run_spec.h"
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -343,6 +345,7 @@ Snapshot LessonSession::snapshot(const ViewSettings& view) const {
              : c.step_mode    ? (zh ? "逐条消息 (step mode)" : "step mode")
                               : "running";
   s.title = fmt::format("lesson {} - {}", run_->info.number, run_->text.title);
+  s.network = sim::describe_network(run_->options);
   return s;
 }
 

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   // What to show
   GuiApp app;
   app.view() = options.view_settings;
+  app.view().draft = options.sim;  // a replay then shows the run it recorded instead
   if (!options.replay.empty()) {
     if (replay)
       app.open_replay(std::move(*replay), std::move(replay_curve));
@@ -120,7 +121,6 @@ int main(int argc, char** argv) {
   } else {
     app.start_live(options.sim);
   }
-  app.view().draft = options.sim;
 
   Commands commands;
   int frame = 0, stepped = 0;

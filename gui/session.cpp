@@ -325,6 +325,7 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
              : c.step_mode    ? "step mode"
                               : "running";
   s.title = fmt::format("{} - {}", to_string(set.mode), describe(set));
+  s.network = sim::describe_network(set.run.cluster);
   return s;
 }
 

@@ -132,7 +132,8 @@ struct LessonView {
 
 struct Snapshot {
   std::string title;
-  std::string error;  // shown in the window (a malformed trace, a failed run)
+  std::string error;    // shown in the window (a malformed trace, a failed run)
+  std::string network;  // the run's network as described ("latency 2 ms, bandwidth ...")
   int world = 0;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
   double now_s = 0;                     // the time cursor

@@ -194,13 +194,8 @@ void draw_topology(const Snapshot& s, Commands& commands) {
     }
   }
 
-  // Caption: default link, time, what is in flight.
-  const LinkView& l = s.world > 1 ? s.link(0, 1) : s.links.front();
-  const std::string link =
-      !s.controls.live
-          ? "links as recorded"
-          : fmt::format("link {} {}", format_seconds(l.latency_s),
-                        l.bandwidth_Bps > 0 ? format_bytes(l.bandwidth_Bps) + "/s" : "unlimited");
+  // Caption: the network as the run describes it, time, what is in flight.
+  const std::string link = s.network.empty() ? "links as recorded" : s.network;
   const std::string caption =
       fmt::format("{} layout  |  {}  |  {} in flight  |  t = {} ({} time)", to_string(layout), link,
                   s.in_flight.size(), format_seconds(s.now_s),

@@ -56,8 +56,8 @@ std::string describe_network(const ClusterOptions& c) {
 
 std::string describe_run(const RunSpec& s) {
   const LinkSpec& l = s.cluster.network.link;
-  std::string out = fmt::format("{}, {} nodes, {}", allreduce_name(s), s.cluster.nodes,
-                                format_duration(l.latency_s));
+  std::string out = fmt::format("{}, {} nodes", allreduce_name(s), s.cluster.nodes);
+  if (l.latency_s > 0) out += ", " + format_duration(l.latency_s);
   if (l.bandwidth_Bps > 0) out += ", " + format_bandwidth(l.bandwidth_Bps);
   bool straggler = false;
   for (const auto& [rank, node] : s.cluster.node_overrides)

@@ -21,6 +21,7 @@
 #include "gui/snapshot.h"
 #include "gui/trace_replay.h"
 #include "sim/cluster.h"
+#include "sim/run_spec.h"
 #include "wait_until.h"
 
 using namespace dsgd;
@@ -290,6 +291,37 @@ TEST_CASE("a replay shows the recorded run's description and algorithm", "[gui]"
   CHECK(replay.run_json() == run);
   CHECK(replay.all_reduce_algorithm() == Algorithm::tree);
   CHECK(Replay::parse(trace_json(events), "plain.json").run_json().empty());
+}
+
+TEST_CASE("every panel of a replay shows the settings of the run the trace recorded", "[gui]") {
+  // An 8-node halving_doubling run on 100 Mbit/s links, recorded as dsgd train records it.
+  sim::RunSpec recorded;
+  recorded.cluster.nodes = 8;
+  recorded.allreduce = Algorithm::halving_doubling;
+  recorded.cluster.network.link.bandwidth_Bps = 12.5e6;
+  recorded.steps = 20;
+  const std::string path = temp_path("hd8.json");
+  std::ofstream(path) << trace_json(demo_events(8, Algorithm::halving_doubling, 16),
+                                    {.run_json = sim::run_spec_json(recorded)});
+  GuiApp app;
+  app.view().draft = SimSettings{};  // the window's own defaults: 4 nodes, ring, 1 Gbit/s
+  app.open_replay(path);
+  const Snapshot s = app.snapshot();
+  INFO(s.error);
+  CHECK(s.error.empty());
+  CHECK(s.world == 8);
+  CHECK(s.title.find("halving_doubling, 8 nodes, 100 Mbit/s") != std::string::npos);
+  CHECK(s.network.find("bandwidth 100 Mbit/s") != std::string::npos);  // topology caption
+  CHECK(s.controls.settings.run.cluster.nodes == 8);                   // controls panel
+  CHECK(app.view().draft.run.cluster.nodes == 8);  // the settings editor, and Restart
+  CHECK(app.view().draft.run.allreduce == Algorithm::halving_doubling);
+  CHECK(std::string(s.gradients.label).find("halving_doubling") != std::string::npos);
+  REQUIRE(s.links.size() == 64);
+  CHECK(s.link(0, 1).bandwidth_Bps == Approx(12.5e6));
+  for (const MessageView& m : s.messages) {  // topology and timeline labels
+    INFO(m.op);
+    CHECK(std::string(m.op).find("ring") == std::string::npos);
+  }
 }
 
 TEST_CASE("a malformed trace is an error naming the file, never a crash", "[gui]") {
