@@ -24,13 +24,13 @@
 #include <ctime>
 #include <vector>
 
-#include "gui/commands.h"
-#include "gui/disc_layer.h"
-#include "gui/font_texture.h"
-#include "gui/line_layer.h"
-#include "gui/snapshot.h"
-#include "gui/theme.h"
-#include "gui/views.h"
+#include "gui/model/commands.h"
+#include "gui/views/disc_layer.h"
+#include "gui/views/font_texture.h"
+#include "gui/views/line_layer.h"
+#include "gui/model/snapshot.h"
+#include "gui/views/theme.h"
+#include "gui/views/views.h"
 
 using namespace dsgd;
 using namespace dsgd::gui;
@@ -96,7 +96,8 @@ struct ViewCost {
   int vertices = 0;
 };
 
-void draw_views_timed(const Snapshot& s, Commands& commands, std::vector<ViewCost>& costs) {
+void draw_views_timed(const Snapshot& s, Commands& commands, std::vector<ViewCost>& costs,
+                      ViewState& state) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   ImGui::PushStyleColor(ImGuiCol_WindowBg,
                         ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).background));
@@ -111,7 +112,7 @@ void draw_views_timed(const Snapshot& s, Commands& commands, std::vector<ViewCos
         draw_controls(s, commands);
         break;
       case View::topology:
-        draw_topology(s, commands);
+        draw_topology(s, commands, state.topology);
         break;
       case View::convergence:
         draw_convergence(s, commands);
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
   load_fonts(default_cjk_font(), 1.0f, glyph_ranges);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
+  auto state = std::make_unique<ViewState>();  // its GL images go before the context
 
   const std::vector<Event> events = synthetic_events();
   SnapshotInputs inputs{.world = kRanks, .time_base = TimeBase::model};
@@ -201,7 +203,7 @@ int main(int argc, char** argv) {
     choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    draw_dashboard(s, commands, only, true);
+    draw_dashboard(s, commands, only, true, *state);
     ImGui::Render();
     const auto t_imgui = std::chrono::steady_clock::now();
     int w, h;
@@ -239,7 +241,7 @@ int main(int argc, char** argv) {
     choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    draw_views_timed(s, commands, costs);
+    draw_views_timed(s, commands, costs, *state);
     ImGui::Render();
     commands.drain();
   }
@@ -262,8 +264,7 @@ int main(int argc, char** argv) {
   for (const ViewCost& c : costs)
     std::printf("    %-12s ImGui CPU median %.3f ms   %6d vertices\n", to_string(c.view),
                 percentile(c.cpu_ms, 0.5), c.vertices);
-  release_disc_layer();
-  release_line_layer();
+  state.reset();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "gui/discs.h"
+#include "gui/views/discs.h"
 
 using namespace dsgd::gui;
 

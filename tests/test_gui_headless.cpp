@@ -16,8 +16,8 @@
 #include "core/data/dataset.h"
 #include "core/io/trace.h"
 #include "core/train/trainer.h"
-#include "gui/layout.h"
-#include "gui/png.h"
+#include "gui/model/layout.h"
+#include "gui/model/png.h"
 #include "sim/cluster.h"
 #include "skip.h"
 

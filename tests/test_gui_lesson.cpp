@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "core/errors.h"
-#include "gui/app.h"
-#include "gui/lesson_session.h"
-#include "gui/options.h"
+#include "gui/model/app.h"
+#include "gui/model/lesson_session.h"
+#include "gui/model/options.h"
 #include "lessons/readme.h"
 #include "wait_until.h"
 

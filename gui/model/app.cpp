@@ -1,0 +1,196 @@
+#include "gui/model/app.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "sim/run_spec.h"
+
+namespace dsgd::gui {
+
+GuiApp::GuiApp() : lessons_(lesson_entries()) {}
+GuiApp::~GuiApp() = default;
+
+void GuiApp::start_lesson(int number, bool chinese, double speed) {
+  if (session_) session_->stop();
+  replay_.reset();
+  replay_curve_.reset();
+  error_.clear();
+  view_.lesson_pick = number;
+  view_.lesson_zh = chinese;
+  if (!lesson_) lesson_ = std::make_unique<LessonSession>();
+  try {
+    lesson_->start(number, chinese ? lessons::Lang::zh : lessons::Lang::en, speed);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+void GuiApp::start_live(const SimSettings& settings) {
+  if (lesson_) lesson_->stop();
+  replay_.reset();
+  replay_curve_.reset();
+  error_.clear();
+  view_.draft = settings;
+  if (!session_) session_ = std::make_unique<SimSession>();
+  try {
+    session_->start(settings);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+void GuiApp::open_replay(const std::string& trace_path, const std::string& metrics_path) {
+  if (session_) session_->stop();
+  if (lesson_) lesson_->stop();
+  replay_.reset();
+  replay_curve_.reset();
+  error_.clear();
+  try {
+    replay_ = Replay::load(trace_path);
+    cursor_s_ = replay_->begin_s();
+    show_recorded_run();
+    if (!metrics_path.empty()) replay_curve_ = load_metrics_curve(metrics_path);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+void GuiApp::open_replay(Replay replay, std::optional<Curve> curve) {
+  if (session_) session_->stop();
+  if (lesson_) lesson_->stop();
+  error_.clear();
+  replay_ = std::move(replay);
+  replay_curve_ = std::move(curve);
+  cursor_s_ = replay_->begin_s();
+  show_recorded_run();
+}
+
+void GuiApp::seek(double t_s) {
+  if (!replay_) return;
+  cursor_s_ = std::clamp(t_s, replay_->begin_s(), replay_->end_s());
+}
+
+void GuiApp::seek_fraction(double f) {
+  if (!replay_) return;
+  seek(replay_->begin_s() + std::clamp(f, 0.0, 1.0) * (replay_->end_s() - replay_->begin_s()));
+}
+
+void GuiApp::apply(Commands& commands) {
+  for (Command& c : commands.drain()) {
+    switch (c.kind) {
+      case CommandKind::seek:
+        seek(c.value);
+        continue;
+      case CommandKind::select_message:
+        view_.selected_message = c.index;
+        continue;
+      case CommandKind::set_view:
+        view_ = c.view;
+        continue;
+      case CommandKind::start_lesson:
+        start_lesson(c.index, c.flag, view_.draft.speed);
+        continue;
+      default:
+        break;
+    }
+    if (replay_) {  // the simulation commands steer the replay's cursor instead
+      if (c.kind == CommandKind::play) replay_playing_ = true;
+      if (c.kind == CommandKind::pause) replay_playing_ = false;
+      if (c.kind == CommandKind::set_speed)
+        replay_speed_ = c.value * (replay_->end_s() - replay_->begin_s()) / 20;
+      if (c.kind == CommandKind::restart) start_live(c.settings);
+      continue;
+    }
+    if (c.kind == CommandKind::restart) {
+      start_live(c.settings);
+      continue;
+    }
+    if (lesson()) {  // a lesson takes the simulation commands while it is open
+      lesson_->apply(c);
+      continue;
+    }
+    if (!session_) continue;
+    try {
+      session_->apply(c);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
+  if (session_) session_->poll();
+  if (lesson_) lesson_->poll();
+}
+
+void GuiApp::tick(double dt_s) {
+  if (!replay_ || !replay_playing_) return;
+  const double span = replay_->end_s() - replay_->begin_s();
+  const double rate = replay_speed_ > 0 ? replay_speed_ : span / 20;
+  cursor_s_ += rate * dt_s;
+  if (cursor_s_ > replay_->end_s()) cursor_s_ = replay_->begin_s();  // loop, for a classroom
+}
+
+namespace {
+
+// The run a trace recorded (its world from the trace where the description does not say:
+// an MPI run's), or nothing for a trace written without one.
+std::optional<SimSettings> recorded_settings(const Replay& replay) {
+  if (replay.run_json().empty()) return std::nullopt;
+  SimSettings settings;
+  settings.run = sim::run_spec_from_json(replay.run_json(), replay.name());
+  if (settings.run.cluster.nodes < 1) settings.run.cluster.nodes = replay.world();
+  return settings;
+}
+
+}  // namespace
+
+void GuiApp::show_recorded_run() {
+  recorded_.reset();
+  try {
+    recorded_ = recorded_settings(*replay_);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+  if (recorded_) view_.draft = *recorded_;  // the controls show it; Restart runs it live
+}
+
+Snapshot GuiApp::replay_snapshot() const {
+  SnapshotInputs in;
+  if (recorded_) {
+    in = snapshot_inputs(recorded_->run);
+    in.links = link_views(*recorded_);
+  }
+  in.time_base = replay_->time_base();
+  in.now_s = cursor_s_;
+  in.algorithm = replay_->all_reduce_algorithm();
+  Snapshot s = build_snapshot(replay_->events(), in);
+  s.begin_s = replay_->begin_s();
+  s.end_s = replay_->end_s();
+  s.title = "replay - " + replay_->name();
+  if (recorded_) {
+    s.title += ": " + describe(*recorded_);
+    s.controls.settings = *recorded_;
+    s.network = sim::describe_network(recorded_->run.cluster);
+  }
+  s.controls.status = replay_playing_ ? "replaying" : "replay paused";
+  s.controls.paused = !replay_playing_;
+  if (replay_curve_) s.curves.push_back(*replay_curve_);
+  s.view = view_;
+  return s;
+}
+
+Snapshot GuiApp::snapshot() const {
+  Snapshot s;
+  if (replay_) {
+    s = replay_snapshot();
+  } else if (lesson_ && lesson_->active()) {
+    s = lesson_->snapshot(view_);
+  } else if (session_) {
+    s = session_->snapshot(view_);
+  } else {
+    s.view = view_;
+  }
+  if (!error_.empty()) s.error = error_;
+  s.lesson.catalog = lessons_;
+  return s;
+}
+
+}  // namespace dsgd::gui

@@ -1,0 +1,69 @@
+// GuiApp: what the window shows and where it comes from — a live SimSession, a lesson
+// (LessonSession) or a replayed trace — plus the view settings and the replay's time cursor. Each
+// frame the main loop asks it for a Snapshot, draws, and hands it the frame's Commands. No ImGui,
+// no OpenGL: tests drive it as the window does.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gui/model/commands.h"
+#include "gui/model/lesson_session.h"
+#include "gui/model/session.h"
+#include "gui/model/settings.h"
+#include "gui/model/snapshot.h"
+#include "gui/model/trace_replay.h"
+
+namespace dsgd::gui {
+
+class GuiApp {
+ public:
+  GuiApp();
+  ~GuiApp();
+  // Starts a live run. Errors (bad settings) end up in the snapshot's error.
+  void start_live(const SimSettings& settings);
+  // Loads a trace to replay (and optionally a metrics file for its curves). A malformed
+  // file leaves the app showing the error instead.
+  void open_replay(const std::string& trace_path, const std::string& metrics_path = "");
+  // The same with files already loaded (main loads the command line's before any window
+  // opens, so that a bad file is a one-line error and exit code 2).
+  void open_replay(Replay replay, std::optional<Curve> curve);
+  // Opens lesson `number` (as `dsgd lesson N` runs it) in step mode. Errors end up in the
+  // snapshot's error.
+  void start_lesson(int number, bool chinese, double speed = 1.0);
+
+  // Applies every command (simulation ones to the session, the others here).
+  void apply(Commands& commands);
+  // Advances what moves by itself (a playing replay's cursor) by `dt_s` of real time.
+  void tick(double dt_s);
+  Snapshot snapshot() const;
+
+  ViewSettings& view() { return view_; }
+  bool replaying() const { return replay_.has_value(); }
+  SimSession* session() { return session_.get(); }
+  LessonSession* lesson() { return lesson_ && lesson_->active() ? lesson_.get() : nullptr; }
+  // Replay cursor in [begin_s, end_s] of the replay's time base.
+  void seek(double t_s);
+  void seek_fraction(double f);  // 0 = start, 1 = end
+  double cursor_s() const { return cursor_s_; }
+
+ private:
+  std::unique_ptr<SimSession> session_;
+  std::unique_ptr<LessonSession> lesson_;
+  std::vector<LessonEntry> lessons_;  // the catalog, for the picker
+  // Reads the replay's run description into recorded_ (and the controls' draft).
+  void show_recorded_run();
+  Snapshot replay_snapshot() const;
+
+  std::optional<Replay> replay_;
+  std::optional<Curve> replay_curve_;
+  std::optional<SimSettings> recorded_;  // the run the replayed trace recorded
+  std::string error_;
+  ViewSettings view_;
+  double cursor_s_ = 0;
+  bool replay_playing_ = true;
+  double replay_speed_ = 0;  // replay-seconds per real second; 0 = whole trace in 20 s
+};
+
+}  // namespace dsgd::gui

@@ -1,0 +1,108 @@
+#include "gui/model/options.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "lessons/lesson.h"
+#include "sim/run_flags.h"
+
+namespace dsgd::gui {
+
+namespace {
+
+// What is shown and how: everything but the run's own flags (sim/run_flags.h).
+struct WindowFlags {
+  std::string mode = "train", algorithm, theme = "dark", view = "all", lang = "en";
+};
+
+void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
+  app.add_option("--replay", o.replay, "Replay a Chrome trace written by `dsgd train --trace`");
+  app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
+  app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
+  app.add_option("--lang", w.lang, "Lesson language: en or zh (简体中文)");
+  app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");
+  app.add_option("--algorithm", w.algorithm, "The same as --allreduce");
+  app.add_option("--speed", o.sim.speed, "Network clock speed, 0.001 to 1000 (0.1 = slow motion)");
+  app.add_flag("--step-mode", o.sim.step_mode, "Start with every message held until stepped");
+  app.add_option("--view", w.view,
+                 "all | topology | convergence | timeline | gradients | controls | lesson");
+  app.add_option("--theme", w.theme, "dark | light | projector");
+  app.add_option("--scale", o.view_settings.ui_scale, "UI scale (projector: 1.5 to 2)");
+  app.add_option("--font", o.font, "Font file with CJK glyphs");
+  app.add_flag("--chinese", o.view_settings.chinese, "Window titles in Simplified Chinese too");
+  app.add_option("--width", o.width, "Window width");
+  app.add_option("--height", o.height, "Window height");
+  app.add_flag("--headless", o.headless, "Render --frames frames and write --screenshot");
+  app.add_option("--frames", o.frames, "Headless: frames to render");
+  app.add_option("--screenshot", o.screenshot, "Headless: PNG to write");
+  app.add_option("--min-steps", o.min_steps, "Headless: wait for this many steps first");
+  app.add_option("--step-messages", o.step_messages, "Headless: step this many messages first");
+  app.add_option("--seek", o.seek, "Replay: cursor at this fraction of the trace (0..1), paused");
+  app.add_option("--wait", o.timeout_s, "Headless: seconds to wait for --min-steps");
+}
+
+Theme parse_theme(const std::string& theme) {
+  if (theme == "dark") return Theme::dark;
+  if (theme == "light") return Theme::light;
+  if (theme == "projector") return Theme::projector;
+  throw UsageError(fmt::format("--theme {}: use dark, light or projector", theme));
+}
+
+void read_window_flags(const WindowFlags& w, GuiOptions& o) {
+  if (w.mode == "train")
+    o.sim.mode = RunMode::train;
+  else if (w.mode == "allreduce" || w.mode == "all_reduce")
+    o.sim.mode = RunMode::allreduce_demo;
+  else
+    throw UsageError(fmt::format("--mode {}: use train or allreduce", w.mode));
+  if (auto v = parse_view(w.view))
+    o.view = *v;
+  else
+    throw UsageError(fmt::format(
+        "--view {}: use all, topology, convergence, timeline, gradients, controls or lesson",
+        w.view));
+  o.view_settings.theme = parse_theme(w.theme);
+  if (o.view_settings.theme == Theme::projector && o.view_settings.ui_scale == 1.0f)
+    o.view_settings.ui_scale = 1.75f;
+  if (o.view_settings.ui_scale < 0.5f || o.view_settings.ui_scale > 4.0f)
+    throw UsageError("--scale: use 0.5 to 4");
+  if (o.width < 200 || o.height < 200 || o.width > 8192 || o.height > 8192)
+    throw UsageError("--width/--height: use 200 to 8192 pixels");
+  if (o.headless && o.screenshot.empty())
+    throw UsageError("--headless needs --screenshot FILE.png");
+  if (o.frames < 1) throw UsageError("--frames: at least 1");
+  if (o.sim.speed < 0.001 || o.sim.speed > 1000) throw UsageError("--speed: use 0.001 to 1000");
+  o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh;
+  if (o.lesson != 0) {
+    if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
+    lessons::find_lesson(o.lesson);  // UsageError naming the lessons there are
+  }
+}
+
+}  // namespace
+
+GuiOptions parse_gui_options(const std::vector<std::string>& args) {
+  GuiOptions o;
+  CLI::App app{"dsgd-gui: watch messages move, gradients average and the loss converge"};
+  WindowFlags window;
+  sim::RunFlags run;
+  // The run: the same flags, limits and messages as `dsgd train` (model, data, SGD, nodes,
+  // network, faults), over the window's own defaults.
+  sim::add_run_flags(app, run, sim::kTrainingFlags | sim::kClusterFlags, gui_run_defaults());
+  add_window_flags(app, o, window);
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    throw HelpRequested{app.help()};
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("dsgd-gui: {}; see dsgd-gui --help", e.what()));
+  }
+  if (!window.algorithm.empty()) run.allreduce = window.algorithm;
+  read_window_flags(window, o);
+  o.sim.run = sim::build_run_spec(run, gui_run_defaults());
+  return o;
+}
+
+}  // namespace dsgd::gui

@@ -1,0 +1,198 @@
+// Sections: [time and links] [build: frame, messages, slices and ranks, gradients].
+// Everything event-derived comes from the event fold (core/event_fold.h), as the trace's does.
+#include "gui/model/snapshot.h"
+
+#include <algorithm>
+
+#include "core/comm/chunks.h"
+#include "core/comm/collective_tags.h"
+#include "core/event_fold.h"
+
+namespace dsgd::gui {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// [time and links]
+// ---------------------------------------------------------------------------------------
+
+double time_of(const Event& e, TimeBase base) {
+  return base == TimeBase::model ? e.model_s : e.wall_s;
+}
+
+double time_of(const Stamp& s, TimeBase base) {
+  return base == TimeBase::model ? s.model_s : s.wall_s;
+}
+
+double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes) {
+  if (src < 0 || dst < 0 || src >= s.world || dst >= s.world || s.links.empty()) return 0;
+  const LinkView& l = s.link(src, dst);
+  return l.latency_s + (l.bandwidth_Bps > 0 ? static_cast<double>(bytes) / l.bandwidth_Bps : 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// [build]
+// ---------------------------------------------------------------------------------------
+
+// What does not need the fold: world, the span of the events, the time cursor, links, ranks.
+Snapshot frame(const std::vector<Event>& events, const SnapshotInputs& in) {
+  Snapshot s;
+  s.time_base = in.time_base;
+  s.algorithm = in.algorithm;
+  int world = in.world;
+  bool any = false;
+  for (const Event& e : events) {
+    world = std::max({world, e.rank + 1, e.peer + 1});
+    const double t = time_of(e, in.time_base);
+    if (!any || t < s.begin_s) s.begin_s = t;
+    if (!any || t > s.end_s) s.end_s = t;
+    any = true;
+  }
+  s.world = world;
+  s.now_s = in.now_s >= 0 ? in.now_s : s.end_s;
+  s.links = in.links;
+  if (s.links.size() != static_cast<size_t>(world) * world)
+    s.links.assign(static_cast<size_t>(world) * world, LinkView{});
+  s.ranks.assign(world, RankView{});
+  for (int r = 0; r < world && r < static_cast<int>(in.stragglers.size()); ++r)
+    s.ranks[r].straggler = in.stragglers[r];
+  return s;
+}
+
+// The events up to the time cursor; later receives only tell when messages land.
+EventFold fold_until(const std::vector<Event>& events, const Snapshot& s) {
+  EventFold fold(s.world);
+  fold.reserve(events.size());
+  for (const Event& e : events) {
+    if (e.rank < 0 || e.rank >= s.world) continue;
+    if (time_of(e, s.time_base) <= s.now_s)
+      fold.add(e);
+    else if (e.kind == EventKind::recv_end)
+      fold.add_arrival(e);
+  }
+  return fold;
+}
+
+MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMessage& f) {
+  const MessagePhase p = fold.phase(f);
+  MessageView m{.src = f.src,
+                .dst = f.dst,
+                .tag = f.tag,
+                .k = f.k,
+                .bytes = f.bytes,
+                .op = p.label(f.tag),
+                .phase = p.phase,
+                .step = p.step,
+                .steps = p.steps,
+                .send_s = time_of(f.sent, s.time_base),
+                .chunk = p.chunk,
+                .segment = p.segment,
+                .segments = p.segments,
+                .contributions = p.contributions,
+                .preview_count = f.preview_count};
+  std::copy_n(f.preview.begin(), 4, m.preview);
+  if (f.has_arrived) {
+    m.arrive_s = time_of(f.arrived, s.time_base);
+    m.estimated = false;
+    m.arrived = m.arrive_s <= s.now_s;
+  } else {
+    m.arrive_s = m.send_s + transfer_estimate_s(s, f.src, f.dst, f.bytes);
+  }
+  return m;
+}
+
+// Compute phases and collectives begun by now; those still open end at now.
+void add_slices(Snapshot& s, const EventFold& fold) {
+  const auto add = [&](const FoldSlice& f) {
+    if (f.kind != SliceKind::compute && f.kind != SliceKind::collective) return;
+    s.slices.push_back({.rank = f.rank,
+                        .lane = f.kind == SliceKind::compute ? Lane::compute : Lane::comm,
+                        .name = f.name,
+                        .begin_s = time_of(f.begin, s.time_base),
+                        .end_s = f.ended ? time_of(f.end, s.time_base) : s.now_s,
+                        .open = !f.ended});
+  };
+  for (const FoldSlice& f : fold.slices())
+    add(f);
+  for (int r = 0; r < s.world; ++r)
+    for (const FoldSlice& f : fold.open_slices(r))
+      add(f);
+}
+
+void add_ranks(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
+  int64_t max_step = 0;
+  for (int r = 0; r < s.world; ++r) {
+    const RankFold f = fold.rank(r);
+    RankView& rv = s.ranks[r];
+    rv.step = f.step;
+    rv.computing = f.computing;
+    rv.in_collective = f.in_collective;
+    rv.last_event_s = std::max(0.0, time_of(f.last, s.time_base));
+    max_step = std::max(max_step, rv.step);
+  }
+  for (int r = 0; r < s.world && r < static_cast<int>(in.crash_steps.size()); ++r)
+    s.ranks[r].crashed = in.crash_steps[r] > 0 && max_step >= in.crash_steps[r];
+}
+
+// Each rank's latest all_reduce, as the algorithm its messages name runs it (the inputs'
+// algorithm until messages show one): ring chunks, or the whole buffer.
+void add_gradients(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
+  GradientView& g = s.gradients;
+  Algorithm shown = in.algorithm;
+  for (int r = 0; r < s.world; ++r)
+    if (const Algorithm a = fold.all_reduce_algorithm(r); a != Algorithm::automatic) shown = a;
+  const CollectiveTag* tag = find_collective_tag(CollectiveOp::all_reduce, shown);
+  g.label = tag ? tag->label : "all_reduce";
+  g.ring = shown == Algorithm::ring;
+  g.chunks = g.ring ? s.world : 1;
+  g.contributions.resize(s.world);
+  for (int r = 0; r < s.world; ++r)
+    g.contributions[r] = fold.all_reduce_contributions(r, shown);
+  if (in.demo_elements <= 0 || s.world <= 0) return;
+  g.elements = in.demo_elements;
+  const Chunks chunks{static_cast<size_t>(in.demo_elements), g.chunks};
+  g.element_chunk.resize(in.demo_elements);
+  for (int c = 0; c < g.chunks; ++c)
+    for (size_t i = chunks.offset(c); i < chunks.offset(c + 1); ++i)
+      g.element_chunk[i] = c;
+  g.values.assign(s.world, std::vector<float>(in.demo_elements));
+  for (int r = 0; r < s.world; ++r)
+    for (int i = 0; i < in.demo_elements; ++i)
+      g.values[r][i] = demo_partial_sum(s.world, r, i, g.contributions[r][g.element_chunk[i]]);
+}
+
+}  // namespace
+
+void mark_slow_links(std::vector<LinkView>& links) {
+  if (links.empty()) return;
+  std::vector<double> lat, bw;
+  for (const LinkView& l : links) {
+    lat.push_back(l.latency_s);
+    if (l.bandwidth_Bps > 0) bw.push_back(l.bandwidth_Bps);
+  }
+  std::nth_element(lat.begin(), lat.begin() + lat.size() / 2, lat.end());
+  const double median_lat = lat[lat.size() / 2];
+  double median_bw = 0;
+  if (!bw.empty()) {
+    std::nth_element(bw.begin(), bw.begin() + bw.size() / 2, bw.end());
+    median_bw = bw[bw.size() / 2];
+  }
+  for (LinkView& l : links)
+    l.slow = (l.latency_s > 2 * median_lat && l.latency_s > 0) ||
+             (median_bw > 0 && l.bandwidth_Bps > 0 && l.bandwidth_Bps * 2 < median_bw);
+}
+
+Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& in) {
+  Snapshot s = frame(events, in);
+  const EventFold fold = fold_until(events, s);
+  s.messages.reserve(fold.messages().size());
+  for (const FoldMessage& f : fold.messages())
+    s.messages.push_back(message_view(s, fold, f));
+  for (int i = 0; i < static_cast<int>(s.messages.size()); ++i)
+    if (!s.messages[i].arrived) s.in_flight.push_back(i);
+  add_slices(s, fold);
+  add_ranks(s, fold, in);
+  add_gradients(s, fold, in);
+  return s;
+}
+
+}  // namespace dsgd::gui

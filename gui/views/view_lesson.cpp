@@ -1,0 +1,172 @@
+// The lesson panel: pick a lesson and a language, step its messages, and read its text
+// section by section with the lines the ranks printed and the messages they exchanged (the
+// transcript `dsgd lesson N --step` prints in the terminal). The packets themselves move in
+// the topology view.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "gui/views/theme.h"
+#include "gui/views/views.h"
+
+namespace dsgd::gui {
+namespace {
+
+// Markdown as the panel shows it: the lines of a paragraph joined (the files wrap at ~90
+// columns; the panel wraps to its own width), headings, list items, tables and code kept
+// on lines of their own. Chinese lines join without a space.
+void draw_markdown(const std::string& text, const Palette& pal) {
+  std::string paragraph;
+  bool code = false;
+  const auto flush = [&] {
+    if (!paragraph.empty()) ImGui::TextWrapped("%s", paragraph.c_str());
+    paragraph.clear();
+  };
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.starts_with("```")) {
+      flush();
+      code = !code;
+      continue;
+    }
+    if (code) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
+      ImGui::TextUnformatted(line.c_str());
+      ImGui::PopStyleColor();
+      continue;
+    }
+    if (line.empty()) {
+      flush();
+      ImGui::Spacing();
+      continue;
+    }
+    if (line.starts_with("#")) {
+      flush();
+      const size_t skip = line.find_first_not_of("# ");
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.cursor));
+      ImGui::TextWrapped("%s", skip == std::string::npos ? "" : line.c_str() + skip);
+      ImGui::PopStyleColor();
+      continue;
+    }
+    if (line.starts_with("- ") || line.starts_with("* ") || line.starts_with("|") ||
+        line.starts_with("    ") || (line.size() > 2 && std::isdigit(line[0]) && line[1] == '.')) {
+      flush();
+      paragraph = line;
+      continue;
+    }
+    if (!paragraph.empty()) {
+      // A space between Latin words; none between Chinese characters (UTF-8 lead bytes).
+      const bool cjk = static_cast<unsigned char>(paragraph.back()) >= 0x80 &&
+                       static_cast<unsigned char>(line.front()) >= 0x80;
+      if (!cjk) paragraph += ' ';
+    }
+    paragraph += line;
+  }
+  flush();
+}
+
+}  // namespace
+
+void draw_lesson_picker(const Snapshot& s, Commands& commands) {
+  const LessonView& l = s.lesson;
+  if (l.catalog.empty()) {
+    ImGui::TextUnformatted("no lessons found");
+    return;
+  }
+  ViewSettings v = s.view;
+  const auto current = std::find_if(l.catalog.begin(), l.catalog.end(), [&](const LessonEntry& e) {
+    return e.number == v.lesson_pick;
+  });
+  const LessonEntry& pick = current == l.catalog.end() ? l.catalog.front() : *current;
+  bool changed = false;
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##lesson", (v.lesson_zh ? pick.title_zh : pick.title_en).c_str())) {
+    for (const LessonEntry& e : l.catalog) {
+      const std::string& title = v.lesson_zh ? e.title_zh : e.title_en;
+      if (ImGui::Selectable(title.c_str(), e.number == pick.number)) {
+        v.lesson_pick = e.number;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  int lang = v.lesson_zh ? 1 : 0;
+  changed |= ImGui::RadioButton("English", &lang, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("中文", &lang, 1);
+  v.lesson_zh = lang == 1;
+  ImGui::SameLine();
+  if (ImGui::Button(v.lesson_zh ? "打开课程 Open" : "Open lesson"))
+    commands.push(
+        Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
+  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
+}
+
+void draw_lesson(const Snapshot& s, Commands& commands) {
+  const LessonView& l = s.lesson;
+  const Palette pal = palette_for(s.view.theme);
+  draw_lesson_picker(s, commands);
+  if (!l.active) {
+    ImGui::TextWrapped(
+        "Pick a lesson and open it: it runs on simulated nodes, one message at a time.");
+    return;
+  }
+  ImGui::Separator();
+  const bool zh = l.zh;
+  const ControlState& c = s.controls;
+  if (ImGui::Button(zh ? "下一条消息 Step message" : "Step message"))
+    commands.push(CommandKind::step_message);
+  ImGui::SameLine();
+  const bool held = c.paused || c.step_mode;
+  if (ImGui::Button(held ? (zh ? "播放 Play" : "Play") : (zh ? "暂停 Pause" : "Pause")))
+    commands.push(held ? CommandKind::play : CommandKind::pause);
+  ImGui::SameLine();
+  ImGui::TextUnformatted(c.status.c_str());
+  const float done =
+      l.sections_total > 0 ? static_cast<float>(l.sections_shown) / l.sections_total : 0;
+  ImGui::ProgressBar(done, ImVec2(-1, 0),
+                     fmt::format("{} {} / {} · {} {}", zh ? "节" : "section", l.sections_shown,
+                                 l.sections_total, l.world, zh ? "个秩" : "ranks")
+                         .c_str());
+
+  // The transcript: intro, then each section's text followed by what the ranks did in it.
+  ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.cursor));
+  ImGui::TextWrapped("%s", l.title.c_str());
+  ImGui::PopStyleColor();
+  draw_markdown(l.intro, pal);
+  for (const LessonLine& line : l.lines) {
+    switch (line.kind) {
+      case LessonLine::Kind::section:
+        ImGui::Separator();
+        draw_markdown(line.text, pal);
+        break;
+      case LessonLine::Kind::say:
+        ImGui::TextWrapped("%s", line.text.c_str());
+        break;
+      case LessonLine::Kind::print:
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
+        ImGui::TextWrapped("[rank %d] %s", line.rank, line.text.c_str());
+        ImGui::PopStyleColor();
+        break;
+      case LessonLine::Kind::message:
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.link_ring));
+        ImGui::TextWrapped("  %s", line.text.c_str());
+        ImGui::PopStyleColor();
+        break;
+    }
+  }
+  if (!l.running) ImGui::TextUnformatted(zh ? "—— 本课结束 ——" : "-- end of lesson --");
+  // Follow the newest line unless the reader scrolled up.
+  if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 1) ImGui::SetScrollHereY(1.0f);
+  ImGui::EndChild();
+}
+
+}  // namespace dsgd::gui

@@ -1,0 +1,200 @@
+// The convergence view (loss and accuracy against step or model time, log toggle, earlier
+// runs overlaid) and the gradient averaging view (each rank's tensor as bars, coloured by
+// ring chunk, brightening as contributions accumulate; one colour for the other
+// algorithms, whose buffer is shown whole). Plots are drawn with the draw list:
+// ImPlot is not in Debian.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "gui/views/theme.h"
+#include "gui/views/views.h"
+
+namespace dsgd::gui {
+namespace {
+
+constexpr Rgba kCurveColours[] = {rgba(120, 120, 120), rgba(60, 180, 75), rgba(160, 90, 230),
+                                  rgba(0, 170, 200), rgba(255, 140, 0)};
+
+Rgba curve_colour(size_t index, size_t count) {
+  if (index + 1 == count) return kCurveColours[4];  // the current run
+  return kCurveColours[index % 4];
+}
+
+Rgba chunk_colour(int chunk, int chunks, float intensity) {
+  // Hues around the wheel, darker while few contributions have arrived.
+  const float h = chunks > 0 ? static_cast<float>(chunk) / chunks : 0;
+  float r, g, b;
+  ImGui::ColorConvertHSVtoRGB(h, 0.75f, 0.35f + 0.65f * intensity, r, g, b);
+  return rgba(static_cast<int>(r * 255), static_cast<int>(g * 255), static_cast<int>(b * 255));
+}
+
+}  // namespace
+
+void draw_convergence(const Snapshot& s, Commands& commands) {
+  const Palette pal = palette_for(s.view.theme);
+  const float scale = s.view.ui_scale;
+  ViewSettings v = s.view;
+  bool changed = ImGui::Checkbox(s.view.chinese ? "对数 log" : "log scale", &v.log_loss);
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox(s.view.chinese ? "按模型时间 vs model time" : "vs model time",
+                             &v.loss_vs_time);
+  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
+  // Legend: one line per run, the current one last.
+  for (size_t ci = 0; ci < s.curves.size(); ++ci) {
+    const Curve& c = s.curves[ci];
+    std::string label = c.label;
+    if (!c.points.empty()) {
+      label += fmt::format("   loss {:.3f}", c.points.back().loss);
+      for (auto it = c.points.rbegin(); it != c.points.rend(); ++it)
+        if (it->test_accuracy >= 0) {
+          label += fmt::format("   test accuracy {:.1f}%", 100 * it->test_accuracy);
+          break;
+        }
+    }
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(curve_colour(ci, s.curves.size())), "%s",
+                       label.c_str());
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  if (avail.x < 40 || avail.y < 40) return;
+  const float left = 56 * scale, right = 44 * scale, bottom = 22 * scale, head = 8 * scale;
+  const ImVec2 p0{top.x + left, top.y + head};
+  const ImVec2 p1{top.x + avail.x - right, top.y + avail.y - bottom};
+  const float w = p1.x - p0.x, h = p1.y - p0.y;
+  if (w < 10 || h < 10) return;
+
+  std::vector<double> xs, losses;
+  for (const Curve& c : s.curves)
+    for (const CurvePoint& p : c.points) {
+      xs.push_back(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step));
+      losses.push_back(p.loss);
+    }
+  if (losses.empty()) {
+    dl->AddText({p0.x + 8, p0.y + 8}, pal.dim_text,
+                s.controls.live ? "waiting for the first training step..."
+                                : "no loss curve (replay a trace with --metrics FILE)");
+    ImGui::Dummy(avail);
+    return;
+  }
+  PlotScale sx = fit_scale(xs, false);
+  sx.lo = std::min(sx.lo, 0.0);
+  const PlotScale sy = fit_scale(losses, s.view.log_loss);
+  const auto X = [&](double x) { return p0.x + static_cast<float>(sx.to_unit(x)) * w; };
+  const auto Y = [&](double y) { return p1.y - static_cast<float>(sy.to_unit(y)) * h; };
+  const auto Yacc = [&](double a) { return p1.y - static_cast<float>(a) * h; };
+
+  // Grid and axes.
+  for (int i = 0; i <= 4; ++i) {
+    const float gy = p0.y + h * i / 4;
+    dl->AddLine({p0.x, gy}, {p1.x, gy}, pal.grid);
+    const double value =
+        sy.log ? std::pow(10.0, std::log10(sy.hi) - (std::log10(sy.hi) - std::log10(sy.lo)) * i / 4)
+               : sy.hi - (sy.hi - sy.lo) * i / 4;
+    dl->AddText({top.x + 4, gy - 7 * scale}, pal.dim_text, fmt::format("{:.3g}", value).c_str());
+    dl->AddText({p1.x + 4, gy - 7 * scale}, pal.dim_text,
+                fmt::format("{:.0f}%", 100.0 - 25.0 * i).c_str());
+  }
+  dl->AddRect(p0, p1, pal.grid);
+  const std::string xlabel = s.view.loss_vs_time
+                                 ? fmt::format("model time, 0 .. {}", format_seconds(sx.hi))
+                                 : fmt::format("step, 0 .. {:.0f}", sx.hi);
+  dl->AddText({p0.x + 4, p1.y + 3}, pal.dim_text, xlabel.c_str());
+
+  // Curves: loss solid, test accuracy as dots against the right axis.
+  for (size_t ci = 0; ci < s.curves.size(); ++ci) {
+    const Curve& c = s.curves[ci];
+    const Rgba colour = curve_colour(ci, s.curves.size());
+    std::vector<ImVec2> line;
+    line.reserve(c.points.size());
+    for (const CurvePoint& p : c.points)
+      line.push_back({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)), Y(p.loss)});
+    if (line.size() >= 2)
+      dl->AddPolyline(line.data(), static_cast<int>(line.size()), colour, 0,
+                      (ci + 1 == s.curves.size() ? 2.5f : 1.5f) * scale);
+    for (const CurvePoint& p : c.points) {
+      if (p.test_accuracy >= 0)
+        dl->AddCircleFilled({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)),
+                             Yacc(p.test_accuracy)},
+                            3 * scale, colour);
+      else if (p.train_accuracy >= 0 && ci + 1 == s.curves.size())
+        dl->AddCircleFilled({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)),
+                             Yacc(p.train_accuracy)},
+                            1.2f * scale, pal.dim_text);
+    }
+  }
+  ImGui::Dummy(avail);
+}
+
+void draw_gradients(const Snapshot& s, Commands& commands) {
+  const Palette pal = palette_for(s.view.theme);
+  const float scale = s.view.ui_scale;
+  const GradientView& g = s.gradients;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  if (avail.x < 40 || avail.y < 40 || s.world == 0) {
+    ImGui::TextUnformatted("No ranks yet.");
+    return;
+  }
+  const float caption_h = 20 * scale;
+  const float label_w = 60 * scale;
+  const float row_h = (avail.y - caption_h) / s.world;
+  const float x0 = top.x + label_w, x1 = top.x + avail.x - 8;
+  const float width = x1 - x0;
+
+  int complete = 0;
+  for (int r = 0; r < s.world; ++r)
+    complete += std::count(g.contributions[r].begin(), g.contributions[r].end(), s.world) ==
+                static_cast<long>(g.chunks);
+  std::string caption =
+      g.ring ? fmt::format(
+                   "{}: chunk colours, brightness = ranks summed; {} of {} ranks hold "
+                   "the full sum",
+                   g.label, complete, s.world)
+             : fmt::format("{}: {} of {} ranks hold the full sum", g.label, complete, s.world);
+  dl->AddText({top.x + 4, top.y + 2}, pal.text, caption.c_str());
+
+  float max_value = 0;
+  for (const auto& row : g.values)
+    for (float v : row)
+      max_value = std::max(max_value, std::abs(v));
+  for (int r = 0; r < s.world; ++r) {
+    const float y0 = top.y + caption_h + r * row_h, y1 = y0 + row_h - 3;
+    if (row_h >= 10 * scale)
+      dl->AddText({top.x + 4, y0 + (row_h - 14 * scale) / 2}, pal.text,
+                  fmt::format("rank {}", r).c_str());
+    if (g.elements > 0 && r < static_cast<int>(g.values.size())) {
+      // Demo: one bar per element, height = its value, colour = its chunk.
+      const float bw = width / g.elements;
+      for (int i = 0; i < g.elements; ++i) {
+        const int c = g.element_chunk[i];
+        const float k = static_cast<float>(g.contributions[r][c]) / s.world;
+        const float hgt = max_value > 0 ? (y1 - y0 - 2) * std::abs(g.values[r][i]) / max_value : 0;
+        dl->AddRectFilled({x0 + i * bw + 1, y1 - hgt}, {x0 + (i + 1) * bw - 1, y1},
+                          chunk_colour(c, g.chunks, k));
+        if (bw > 22 * scale && row_h > 30 * scale)
+          dl->AddText({x0 + i * bw + 3, y1 - hgt - 14 * scale}, pal.text,
+                      fmt::format("{:.0f}", g.values[r][i]).c_str());
+      }
+    } else {
+      // Training: a heat strip of chunks; brighter = more ranks summed in.
+      const float cw = width / std::max(1, g.chunks);
+      for (int c = 0; c < g.chunks; ++c) {
+        const float k = static_cast<float>(g.contributions[r][c]) / s.world;
+        dl->AddRectFilled({x0 + c * cw + 1, y0 + 2}, {x0 + (c + 1) * cw - 1, y1},
+                          chunk_colour(c, g.chunks, k));
+        if (cw > 30 * scale && row_h > 18 * scale)
+          dl->AddText({x0 + c * cw + 4, y0 + 3}, rgba(255, 255, 255),
+                      fmt::format("{}/{}", g.contributions[r][c], s.world).c_str());
+      }
+    }
+  }
+  ImGui::Dummy(avail);
+}
+
+}  // namespace dsgd::gui

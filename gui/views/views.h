@@ -1,0 +1,46 @@
+// The views: immediate-mode ImGui drawing of one Snapshot. Each draws into the current
+// window's remaining content region and pushes Commands for what the user asked; none
+// keeps state of its own between frames (zoom, selection, edits travel through
+// ViewSettings; the GL images the topology paints into and the dashboard's tiling are a
+// ViewState the window owns).
+#pragma once
+
+#include "gui/model/commands.h"
+#include "gui/model/snapshot.h"
+#include "gui/views/disc_layer.h"
+#include "gui/views/line_layer.h"
+
+struct ImVec2;
+
+namespace dsgd::gui {
+
+// What the views keep between frames: the topology's GL images (its links, and its packets
+// painted over them) and whether the windows tile the display as laid out. Made after the
+// GL context and destroyed before it, by the window that owns the context.
+struct TopologyLayers {
+  LineLayer links;
+  DiscLayer packets;
+};
+struct ViewState {
+  TopologyLayers topology;
+  bool tiled = false;  // every window is where draw_dashboard put it
+};
+
+void draw_topology(const Snapshot& snapshot, Commands& commands, TopologyLayers& layers);
+void draw_convergence(const Snapshot& snapshot, Commands& commands);
+void draw_timeline(const Snapshot& snapshot, Commands& commands);
+void draw_gradients(const Snapshot& snapshot, Commands& commands);
+void draw_controls(const Snapshot& snapshot, Commands& commands);
+// The lesson panel (view_lesson.cpp), and its lesson and language picker alone.
+void draw_lesson(const Snapshot& snapshot, Commands& commands);
+void draw_lesson_picker(const Snapshot& snapshot, Commands& commands);
+
+// Places one window per view over the display (or one window filling it for `only`), and
+// an error window when the snapshot carries an error. `fixed` pins windows in place every
+// frame (headless screenshots); otherwise they start there and the user may move them.
+// The windows fill view_rect (layout.h); with a lesson open its panel replaces the
+// convergence and gradient views.
+void draw_dashboard(const Snapshot& snapshot, Commands& commands, View only, bool fixed,
+                    ViewState& state);
+
+}  // namespace dsgd::gui
