@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "sim/link_model.h"
 
 namespace dsgd::sim {
@@ -295,12 +296,9 @@ Scenario load_scenario(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))  // it would open, and read as empty
     throw DataError(fmt::format("--scenario {}: is a directory; give a TOML file", path));
-  std::ifstream in(path);
-  if (!in)
+  if (!std::filesystem::exists(path, ec))
     throw DataError(fmt::format("--scenario {}: cannot open the file; check the path", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_scenario(text.str(), path);
+  return parse_scenario(read_input_file(path, kMiB, "a scenario (TOML)"), path);
 }
 
 void add_straggler(ClusterOptions& c, const std::string& text) {

@@ -16,6 +16,7 @@
 //     --warmup -1, --step-factor 1, --root 4, --reduce-op mean, --backend tcp.
 //   test_gui_bad_input.cpp (dsgd-gui --replay / --metrics, in dsgd_gui_tests).
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -113,6 +114,9 @@ void make_files(const std::string& d) {
   // CSV
   write(at("empty.csv"), "");
   write(at("ok.toml"), "nodes = 4\n");
+  REQUIRE(::mkfifo(at("fifo").c_str(), 0600) == 0);  // a reader would wait for a writer
+  write(at("sparse.csv"), "");
+  std::filesystem::resize_file(at("sparse.csv"), uint64_t{1} << 40);  // 1 TiB of holes
   write(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
   write(at("nan.csv"), "1,2,0\n3,nan,1\n");
   write(at("inf.csv"), "1,2,0\n3,-inf,1\n");
@@ -281,6 +285,7 @@ std::vector<Row> command_rows() {
        "lesson 5 --check {d}/none.cpp",
        {"--check", "none.cpp", "no such file"}},
       {"trace check missing file", "trace check {d}/none.json", {"none.json", "does not exist"}},
+      {"trace check a FIFO", "trace check {d}/fifo", {"fifo", "a pipe (FIFO)", "a trace"}},
       {"trace check empty file",
        "trace check {d}/empty.json",
        {"empty.json", "not a Chrome trace"}},
@@ -318,7 +323,7 @@ std::vector<Row> data_rows() {
       {"csv: train and test differ in width",
        train("csv:{d}/wide.csv,{d}/narrow.csv"),
        {"narrow.csv:1", "expected 4 fields"}},
-      {"csv: a directory", train("csv:{d}"), {"cannot read", "readable file"}},
+      {"csv: a directory", train("csv:{d}"), {"cannot read", "it is a directory, not a file"}},
       {"csv: no path", train("csv:"), {"csv:", "needs file paths"}},
       {"idx: empty file", train("idx:{d}/empty.idx,{d}/labels.idx"), {"empty.idx", "4-byte magic"}},
       {"idx: header cut short",
@@ -345,6 +350,12 @@ std::vector<Row> data_rows() {
       {"synthetic:classes=1", train("synthetic:classes=1"), {"classes='1'", "[2, 65536]"}},
       {"synthetic:noise=nan", train("synthetic:noise=nan"), {"noise='nan'", "finite"}},
       {"synthetic:colour=red", train("synthetic:colour=red"), {"unknown key 'colour'"}},
+      {"csv: a FIFO", train("csv:{d}/fifo"), {"fifo", "a pipe (FIFO)", "give the path"}},
+      {"csv: /dev/zero", train("csv:/dev/zero"), {"/dev/zero", "a character device"}},
+      {"csv: a 1 TiB sparse file",
+       train("csv:{d}/sparse.csv"),
+       {"sparse.csv", "1.0 TiB", "4.0 GiB"}},
+      {"idx: a FIFO", train("idx:{d}/fifo,{d}/fifo"), {"fifo", "a pipe (FIFO)"}},
       {"fashion-mnist:/nonexistent",
        train("fashion-mnist:/nonexistent"),
        {"/nonexistent", "apt-get install dataset-fashion-mnist"}},
@@ -366,6 +377,7 @@ std::vector<Row> scenario_rows() {
       {"scenario: fault on rank 7 of 4", train("rank.toml"), {"rank 7", "4 nodes"}},
       {"scenario: missing file", train("none.toml"), {"--scenario", "none.toml", "check the path"}},
       {"scenario: a directory", "train -q --scenario {d}" + kOut, {"--scenario", "is a directory"}},
+      {"scenario: a FIFO", train("fifo"), {"fifo", "a pipe (FIFO)", "scenario"}},
   };
 }
 
@@ -379,6 +391,7 @@ std::vector<Row> npz_rows() {
       {"--init zip cut in half", train("{d}/cut.npz"), {"cut.npz", "not a .npz archive"}},
       {"--init missing file", train("{d}/none.npz"), {"none.npz", "check the path"}},
       {"--init a directory", train("{d}"), {"--init", "is a directory", ".npz file"}},
+      {"--init a FIFO", train("{d}/fifo"), {"fifo", "a pipe (FIFO)", ".npz archive"}},
       {"--init wrong names", train("{d}/names.npz"), {"names.npz", "layers.0.weight", "--model"}},
       {"--init wrong shape", train("{d}/shape.npz"), {"shape.npz", "(32, 4)", "needs (4, 32)"}},
       {"--init missing layer", train("{d}/fewer.npz"), {"fewer.npz", "has no layers.1.weight"}},

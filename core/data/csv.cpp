@@ -11,11 +11,13 @@
 
 #include "core/data/loaders.h"
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace dsgd::data {
 namespace {
 
 constexpr double kMaxLabel = 65535;
+constexpr uint64_t kMaxCsvBytes = 4 * kGiB;  // read whole, then parsed to floats
 
 std::string_view trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r");
@@ -58,16 +60,7 @@ struct CsvReader {
   int64_t fields_line = 0;
 
   Split read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-      throw DataError(
-          fmt::format("cannot read '{}': No such file or directory; check the path", path));
-    if (!in || std::filesystem::is_directory(path, ec))
-      throw DataError(fmt::format("cannot read '{}'; check that it is a readable file", path));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    std::string text = buffer.str();
+    std::string text = read_input_file(path, kMaxCsvBytes, "a CSV file");
 
     std::vector<float> x;
     Split s;

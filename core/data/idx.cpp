@@ -11,6 +11,7 @@
 
 #include "core/data/loaders.h"
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace dsgd::data {
 namespace {
@@ -41,6 +42,7 @@ class GzReader {
           fmt::format("cannot read '{}': No such file or directory; check the path", path));
     if (std::filesystem::is_directory(path, ec))
       throw DataError(fmt::format("cannot read '{}': it is a directory; pass a file", path));
+    check_input_file(path, 4 * kGiB, "an IDX file");  // gzopen would block on a FIFO
     file_.reset(gzopen(path.c_str(), "rb"));
     if (!file_)
       throw DataError(fmt::format("cannot read '{}': {}; check its permissions", path,

@@ -18,6 +18,7 @@
 #include <zip.h>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "core/io/atomic_file.h"
 
 namespace dsgd {
@@ -277,6 +278,9 @@ namespace {
 
 // The archive open for reading; DataError naming the file and what to do otherwise.
 ZipPtr open_archive(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec))  // zip_open would block on a FIFO
+    check_input_file(path, 16 * kGiB, "a .npz archive");
   int code = 0;
   ZipPtr za(zip_open(path.c_str(), ZIP_RDONLY, &code));
   if (!za) {

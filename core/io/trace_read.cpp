@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/input_file.h"
 #include "core/io/atomic_file.h"
 #include "core/io/trace.h"
 #include "core/io/trace_document.h"
@@ -33,6 +35,8 @@ void not_a_trace(const std::string& name, const std::string& why) {
 }
 
 std::string read_whole(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) check_input_file(path, 2 * kGiB, "a trace");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw DataError(fmt::format(

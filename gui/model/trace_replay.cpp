@@ -1,5 +1,6 @@
 #include "gui/model/trace_replay.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "core/comm/collective_tags.h"
 #include "core/errors.h"
+#include "core/io/input_file.h"
 
 namespace dsgd::gui {
 
@@ -32,6 +34,8 @@ Replay Replay::load(const std::string& path) {
 }
 
 Curve load_metrics_curve(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) check_input_file(path, kGiB, "a metrics file");
   std::ifstream f(path);
   if (!f)
     throw DataError(
