@@ -7,9 +7,6 @@
 
 #include "core/errors.h"
 #ifdef DSGD_HAVE_MPI
-#include <climits>
-
-#include "core/mpi/mpi_check.h"
 #include "core/mpi/mpi_communicator.h"
 #include "core/mpi/mpi_session.h"
 #include "core/mpi/preflight.h"
@@ -63,21 +60,6 @@ bool run_on_mpi(const sim::ClusterOptions& options, const sim::NodeFunction& fn,
 #endif
 
 }  // namespace
-
-BareAllReduce bare_all_reduce(const std::string& backend) {
-#ifdef DSGD_HAVE_MPI
-  if (backend == "mpi")
-    return [](float* data, size_t count) {
-      if (count > static_cast<size_t>(INT_MAX))
-        throw UsageError(
-            fmt::format("bare MPI_Allreduce: {} floats is over MPI's int count", count));
-      DSGD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                   MPI_COMM_WORLD));
-    };
-#endif
-  (void)backend;
-  return {};
-}
 
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks) {

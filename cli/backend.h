@@ -41,12 +41,6 @@ class ReportedByRankZero : public Error {
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {});
 
-// The backend's own all_reduce (SUM, float32, in place) called directly, without the
-// Communicator: MPI_Allreduce on MPI_COMM_WORLD for "mpi"; empty for "sim", which has none.
-// `dsgd bench collective --backend mpi --algorithm native` times it beside dsgd's call.
-using BareAllReduce = std::function<void(float* data, size_t count)>;
-BareAllReduce bare_all_reduce(const std::string& backend);
-
 // Where one MPI rank writes an output that every rank writes (its trace):
 // "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.
 std::string per_rank_path(const std::string& path, int rank);
