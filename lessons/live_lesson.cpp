@@ -38,9 +38,14 @@ void LiveLesson::body() {
     sim::run_cluster(options_.cluster, [&](Communicator& comm) {
       run_lesson_rank(comm, options_.info, recorder_, options_.settings, false);
     });
+  } catch (const std::exception& e) {
+    std::lock_guard lock(failure_mutex_);
+    failure_ = std::current_exception();
+    error_ = e.what();
   } catch (...) {
     std::lock_guard lock(failure_mutex_);
     failure_ = std::current_exception();
+    error_ = "unknown exception";
   }
   if (transcript_) {
     std::lock_guard lock(step_mutex_);  // after the report of the last message stepped
@@ -59,15 +64,8 @@ std::exception_ptr LiveLesson::failure() const {
 }
 
 std::string LiveLesson::error() const {
-  const std::exception_ptr failure = this->failure();
-  if (!failure) return "";
-  try {
-    std::rethrow_exception(failure);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
+  std::lock_guard lock(failure_mutex_);
+  return error_;
 }
 
 std::optional<LiveLesson::Delivery> LiveLesson::step(std::chrono::milliseconds timeout) {

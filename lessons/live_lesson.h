@@ -80,6 +80,7 @@ class LiveLesson {
   std::mutex step_mutex_;  // a step and its report, or the transcript's end
   mutable std::mutex failure_mutex_;
   std::exception_ptr failure_;
+  std::string error_;
   std::atomic<bool> finished_{false};
   std::thread thread_;
 };
