@@ -7,13 +7,15 @@
 
 #include <fmt/format.h>
 
-#include "cli/backend.h"
 #include "cli/bench_command.h"
 #include "cli/node_command.h"
 #include "cli/lesson_command.h"
 #include "cli/trace_command.h"
 #include "cli/train_command.h"
 #include "core/errors.h"
+#ifdef DSGD_HAVE_MPI
+#include "core/mpi/run_rank.h"
+#endif
 
 namespace dsgd::cli {
 
@@ -58,8 +60,10 @@ int run_cli(int argc, char** argv) {
     if (app.got_subcommand("bench")) return run_bench(bench);
     if (app.got_subcommand("node")) return run_node(node);
     if (app.got_subcommand("lesson")) return run_lesson(lesson);
-  } catch (const ReportedByRankZero& e) {  // MPI: rank 0 printed the message
+#ifdef DSGD_HAVE_MPI
+  } catch (const mpi::ReportedByRankZero& e) {  // rank 0 printed the message
     return e.exit_code();
+#endif
   } catch (const Error& e) {
     std::string what = e.what();
     // Bad usage or input is one line on stderr, whatever a library put in the message.

@@ -1,83 +1,15 @@
 #include "cli/backend.h"
 
-#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "core/errors.h"
 #ifdef DSGD_HAVE_MPI
-#include <climits>
-
-#include "core/mpi/mpi_check.h"
-#include "core/mpi/mpi_communicator.h"
-#include "core/mpi/mpi_session.h"
-#include "core/mpi/preflight.h"
+#include "core/mpi/run_rank.h"
 #endif
 
 namespace dsgd::cli {
-namespace {
-
-#ifdef DSGD_HAVE_MPI
-// This process is one rank. Problems every rank finds together (world size, preflight)
-// end the job normally with one message from rank 0 and exit code 2 on every rank. A
-// failure of this rank alone ends the job with MPI_Abort: Open MPI without ULFM gives the
-// other ranks no way to learn of it, and they may be blocked waiting for this one.
-bool run_on_mpi(const sim::ClusterOptions& options, const sim::NodeFunction& fn,
-                const RunChecks& checks) {
-  mpi::MpiSession session;
-  mpi::MpiCommunicator comm;
-  comm.set_timeout(options.timeout);
-  comm.set_events(options.events);
-  std::vector<mpi::RankIdentity> ranks;
-  try {
-    if (checks.nodes > 0 && checks.nodes != comm.size())
-      throw UsageError(fmt::format(
-          "--nodes {} but mpirun started {} rank{}: with --backend mpi the world size is "
-          "mpirun's -np; drop --nodes or make them equal",
-          checks.nodes, comm.size(), comm.size() == 1 ? "" : "s"));
-    ranks =
-        mpi::preflight(comm, {.config_hash = checks.config_hash, .data_hash = checks.data_hash});
-  } catch (const UsageError& e) {
-    if (comm.rank() == 0) throw;  // MPI_Finalize on the way out, on every rank
-    throw ReportedByRankZero(e.exit_code());
-  }
-  try {
-    mpi::align_epoch(comm, ranks);  // wall_s: one clock for every rank of a host
-    fn(comm);
-    // MPI_Finalize has no deadline; meeting here first (under the watchdog) keeps a rank
-    // that is stuck elsewhere from hanging the others in MPI_Finalize.
-    comm.native_barrier();
-  } catch (const std::exception& e) {
-    const auto* error = dynamic_cast<const Error*>(&e);
-    const std::string what = e.what();
-    // Errors from the communicator start with "rank R (host H)"; say it for the others.
-    fmt::print(stderr, "dsgd: error: {}{}\n",
-               what.rfind("rank ", 0) == 0 ? "" : comm.describe(comm.rank()) + ": ", what);
-    // TODO(issue 5): this rank's trace so far is lost here (MPI_Abort ends the process);
-    // a hook that writes it first would be called here.
-    session.abort(error ? error->exit_code() : kExitOther);
-  }
-  return comm.rank() == 0;
-}
-#endif
-
-}  // namespace
-
-BareAllReduce bare_all_reduce(const std::string& backend) {
-#ifdef DSGD_HAVE_MPI
-  if (backend == "mpi")
-    return [](float* data, size_t count) {
-      if (count > static_cast<size_t>(INT_MAX))
-        throw UsageError(
-            fmt::format("bare MPI_Allreduce: {} floats is over MPI's int count", count));
-      DSGD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                                   MPI_COMM_WORLD));
-    };
-#endif
-  (void)backend;
-  return {};
-}
 
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks) {
@@ -87,7 +19,12 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
   }
   if (backend == "mpi") {
 #ifdef DSGD_HAVE_MPI
-    return run_on_mpi(sim_options, fn, checks);
+    return mpi::run_rank(
+        {.timeout = sim_options.timeout,
+         .events = sim_options.events,
+         .preflight = {.config_hash = checks.config_hash, .data_hash = checks.data_hash},
+         .nodes = checks.nodes},
+        fn);
 #else
     throw UsageError(
         "--backend mpi: this dsgd was built without the MPI backend "

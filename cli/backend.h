@@ -2,12 +2,9 @@
 // process) or MPI ranks (this process is one rank of an mpirun job).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 
-#include "core/errors.h"
 #include "sim/cluster.h"
 
 namespace dsgd::cli {
@@ -20,32 +17,12 @@ struct RunChecks {
   int nodes = 0;             // --nodes as given: must equal the MPI world size; 0: any
 };
 
-// Thrown on MPI ranks other than 0 when every rank found the same problem (a preflight
-// mismatch) and rank 0 reports it: main exits with the code and prints nothing, so the
-// job prints one message, not one per rank.
-class ReportedByRankZero : public Error {
- public:
-  explicit ReportedByRankZero(int exit_code) : Error("reported by rank 0"), code_(exit_code) {}
-  int exit_code() const override { return code_; }
-
- private:
-  int code_;
-};
-
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the
 // outputs. UsageError for an unknown backend or one this build lacks.
-// With "mpi" (MPI_Init here, MPI_Finalize before returning), sim_options gives the
-// timeout and the event sink only. A failure of `fn` on one MPI rank is printed there
-// and stops the whole job through MPI_Abort with the error's exit code: the other ranks
-// may be blocked waiting for this one, and MPI has no other way to tell them.
+// With "mpi" (mpi::run_rank, core/mpi/run_rank.h: how a failure ends the job),
+// sim_options gives the timeout and the event sink only.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {});
-
-// The backend's own all_reduce (SUM, float32, in place) called directly, without the
-// Communicator: MPI_Allreduce on MPI_COMM_WORLD for "mpi"; empty for "sim", which has none.
-// `dsgd bench collective --backend mpi --algorithm native` times it beside dsgd's call.
-using BareAllReduce = std::function<void(float* data, size_t count)>;
-BareAllReduce bare_all_reduce(const std::string& backend);
 
 // Where one MPI rank writes an output that every rank writes (its trace):
 // "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.

@@ -2,6 +2,7 @@
 // (or MPI ranks), checks every result, and prints one row per size like nccl-tests, with
 // the alpha-beta prediction beside the measurement and a loopback baseline to compare.
 // Not a test: it prints figures and exits 0 even when they are slow (wrong results: 1).
+// Here the flags and the printing; the sweep is bench/collective/ (collective_bench.h).
 #pragma once
 
 #include <cstdint>

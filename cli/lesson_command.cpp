@@ -1,17 +1,13 @@
 #include "cli/lesson_command.h"
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <list>
-#include <map>
-#include <mutex>
-#include <set>
+#include <optional>
 #include <thread>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -19,10 +15,10 @@
 #include "core/errors.h"
 #include "core/nn/blas.h"
 #include "lessons/exercise.h"
+#include "lessons/live_lesson.h"
 #include "lessons/readme.h"
 #include "lessons/runner.h"
 #include "lessons/transcript.h"
-#include "sim/control.h"
 
 namespace dsgd::cli {
 namespace {
@@ -30,7 +26,7 @@ namespace {
 using lessons::Lang;
 using lessons::LessonInfo;
 using lessons::LessonText;
-using lessons::LogItem;
+using lessons::LiveLesson;
 using lessons::Recorder;
 
 void put_text(const std::string& text) {
@@ -102,60 +98,6 @@ std::string footer(const Recorder& recorder, int world, Lang lang) {
                                         messages == 1 ? "" : "s", bytes);
 }
 
-// --step output. Ranks record their items (live, from their threads) into a queue; this
-// thread prints a message line when the step gate delivers the message, and the queued
-// items in order, holding each rank's items that follow a receive whose message has not
-// been shown yet: the receiver's output never comes before the message it got.
-class StepPrinter {
- public:
-  StepPrinter(Output& out, const LessonText& text) : out_(out), text_(text) {}
-
-  void record(int rank, const LogItem& item) {
-    std::lock_guard lock(mutex_);
-    queue_.push_back({rank, item});
-  }
-  // A message was delivered: later items of its receiver may now be printed.
-  void delivered(int source, int dest, int tag) { ++delivered_[{source, dest, tag}]; }
-  // Prints what can be printed (with `all`, everything left).
-  void drain(bool all) {
-    std::lock_guard lock(mutex_);
-    std::set<int> held;
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      const int rank = it->first;
-      const LogItem& item = it->second;
-      if (!all && held.count(rank)) {
-        ++it;
-        continue;
-      }
-      if (item.kind == LogItem::Kind::recv && item.peer != rank) {
-        const std::tuple key{item.peer, rank, item.tag};
-        if (!all && received_[key] >= delivered_[key]) {
-          held.insert(rank);
-          ++it;
-          continue;
-        }
-        ++received_[key];
-      } else if (item.kind == LogItem::Kind::section && rank == 0 && !item.text.empty()) {
-        out_.blank_line();
-        out_.put(text_.section(item.text) + "\n\n");
-      } else if (item.kind == LogItem::Kind::say) {
-        out_.put(item.text + "\n");
-      } else if (item.kind == LogItem::Kind::print) {
-        out_.put(fmt::format("[rank {}] {}\n", rank, item.text));
-      }
-      it = queue_.erase(it);
-    }
-  }
-
- private:
-  using Key = std::tuple<int, int, int>;  // (source, dest, tag)
-  Output& out_;
-  const LessonText& text_;
-  std::mutex mutex_;
-  std::list<std::pair<int, LogItem>> queue_;
-  std::map<Key, uint64_t> delivered_, received_;  // this thread only
-};
-
 // A lesson's run: its own number of ranks; in --step mode, waiting for Enter must not make
 // a blocked receive pass its deadline (at most an hour).
 sim::RunSpec lesson_defaults(const LessonFlags& f, const LessonInfo& info) {
@@ -165,85 +107,88 @@ sim::RunSpec lesson_defaults(const LessonFlags& f, const LessonInfo& info) {
   return d;
 }
 
+// A line of the live transcript as the terminal shows it.
+void put_line(Output& out, const lessons::TranscriptLine& line) {
+  using Kind = lessons::TranscriptLine::Kind;
+  switch (line.kind) {
+    case Kind::section:
+      out.blank_line();
+      out.put(line.text + "\n\n");
+      break;
+    case Kind::say:
+      out.put(line.text + "\n");
+      break;
+    case Kind::print:
+      out.put(fmt::format("[rank {}] {}\n", line.rank, line.text));
+      break;
+    case Kind::message:
+      out.put("  " + line.text + "\n");
+      break;
+  }
+}
+
+// --step: the output as it happens, each message as it is delivered, waiting for Enter
+// after each message shown (until the end of input).
+void step_through(LiveLesson& lesson, Output& out) {
+  size_t printed = 0;
+  auto print_new = [&] {
+    for (const lessons::TranscriptLine& line : lesson.transcript()->lines(printed)) {
+      put_line(out, line);
+      ++printed;
+    }
+  };
+  bool interactive = true;
+  while (!lesson.finished()) {
+    const auto delivery = lesson.step(std::chrono::milliseconds(50));
+    print_new();
+    if (!delivery || !delivery->shown) continue;
+    // Let the receiver react before waiting for Enter, so that its output shows now.
+    for (int i = 0; i < 5; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      print_new();
+    }
+    if (interactive) {
+      std::string line;
+      if (!std::getline(std::cin, line)) interactive = false;
+    }
+  }
+  lesson.join();
+  print_new();
+}
+
 // Simulated nodes. The lesson runs in a thread of its own while this thread prints: in
 // --auto mode the merged transcript as each section completes, in --step mode the output
 // as it happens and each message as the step gate delivers it.
 void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
                 const lessons::LessonSettings& settings) {
-  lessons::LessonSettings s = settings;
-  lessons::DataCache data;
-  s.data = &data;
-  s.sync_sections = f.step;
   sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
   const int world = options.nodes;
   if (world < info.min_nodes || world > info.max_nodes)
     throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world, info.number,
                                  info.min_nodes, info.max_nodes));
-  Recorder recorder;
-  sim::SimControl control;
-  options.events = &recorder;
-  options.control = &control;
-  const Lang lang = s.lang;
+  LiveLesson lesson(
+      {.info = info,
+       .text = text,
+       .settings = settings,
+       .cluster = options,
+       .pace = f.step ? std::optional(lessons::StepTranscript::Pace::stepped) : std::nullopt});
   auto section_text = [&](const std::string& id) { return text.section(id); };
-
   Output out;
-  StepPrinter printer(out, text);
+  out.put(header(text, world, settings.lang, f.step));
+  lesson.start();
   if (f.step) {
-    control.set_step_mode(true);
-    recorder.set_live([&](int rank, const LogItem& item) { printer.record(rank, item); });
-  }
-  out.put(header(text, world, lang, f.step));
-
-  std::atomic<bool> finished{false};
-  std::exception_ptr failure;
-  std::thread runner([&] {
-    try {
-      run_on_backend("sim", options, [&](Communicator& comm) {
-        lessons::run_lesson_rank(comm, info, recorder, s, false);
-      });
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    finished = true;
-  });
-  if (f.step) {
-    bool interactive = true;
-    while (!finished.load()) {
-      auto m = control.step(std::chrono::milliseconds(50));
-      printer.drain(false);
-      if (!m) continue;
-      printer.delivered(m->source, m->dest, m->tag);
-      if (m->tag == lessons::kSectionTag || !recorder.take_shown(m->source, m->dest, m->tag))
-        continue;
-      out.put(
-          "  " +
-          lessons::message_line(m->source, m->dest, m->tag, m->count * sizeof(float), m->preview) +
-          "\n");
-      // Let the receiver react before waiting for Enter, so that its output shows now.
-      for (int i = 0; i < 5; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        printer.drain(false);
-      }
-      if (interactive) {
-        std::string line;
-        if (!std::getline(std::cin, line)) interactive = false;
-      }
-    }
+    step_through(lesson, out);
   } else {
-    while (!finished.load()) {
+    while (!lesson.finished()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      out.put(recorder.take_ready(world, false, section_text));
+      out.put(lesson.recorder().take_ready(world, false, section_text));
     }
+    lesson.join();
+    out.put(lesson.recorder().take_ready(world, true, section_text));
   }
-  runner.join();
-  if (f.step) {
-    printer.drain(true);
-  } else {
-    out.put(recorder.take_ready(world, true, section_text));
-  }
-  if (failure) std::rethrow_exception(failure);
+  if (lesson.failure()) std::rethrow_exception(lesson.failure());
   out.blank_line();
-  out.put(footer(recorder, world, lang));
+  out.put(footer(lesson.recorder(), world, settings.lang));
 }
 
 // MPI ranks: each rank records its own log, rank 0 gathers them and prints the transcript

@@ -1,14 +1,10 @@
-// Sections: flags | checks | run (rendezvous, mesh, training, outputs)
-// Clocks: ranks on one machine share CLOCK_MONOTONIC, so with rank 0's epoch their network
-// clocks agree and frames carry absolute arrival times, as between threads. Machines' clocks
-// differ: when a rank runs elsewhere (its boot id differs from rank 0's), every node stamps
-// frames with the link delay instead and the receiver counts it from the bytes' arrival.
+// `dsgd node`: flags, their checks, and rank 0's outputs; the node's set-up (rendezvous,
+// clocks, mesh) is sim/node_process.h.
 #include "cli/node_command.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -22,9 +18,7 @@
 #include "core/io/trace.h"
 #include "core/nn/blas.h"
 #include "sim/cluster.h"
-#include "sim/net_clock.h"
-#include "sim/network.h"
-#include "sim/node.h"
+#include "sim/node_process.h"
 #include "sim/rendezvous.h"
 
 namespace dsgd::cli {
@@ -57,10 +51,6 @@ void add_node_command(CLI::App& app, NodeFlags& f) {
 }
 
 namespace {
-
-// ---------------------------------------------------------------------------------------
-// Checks
-// ---------------------------------------------------------------------------------------
 
 struct NodePlan {
   sim::RunSpec spec;
@@ -112,123 +102,16 @@ NodePlan check_flags(const NodeFlags& f) {
   return plan;
 }
 
-// ---------------------------------------------------------------------------------------
-// Run
-// ---------------------------------------------------------------------------------------
+sim::ClockChoice clock_choice(const std::string& clock) {
+  if (clock == "shared") return sim::ClockChoice::shared;
+  if (clock == "local") return sim::ClockChoice::local;
+  return sim::ClockChoice::automatic;
+}
 
-}  // namespace
-
-int run_node(const NodeFlags& f) {
-  const Clock::time_point start = Clock::now();
-  const NodePlan plan = check_flags(f);
-  const sim::RunSpec& spec = plan.spec;
-  const sim::ClusterOptions& options = spec.cluster;
+// Rank 0's summary of the run.
+void print_node_summary(const NodeFlags& f, const sim::RunSpec& spec, const TrainInputs& inputs,
+                        const TrainResult& result, Clock::time_point start) {
   const sim::Outputs& outputs = spec.outputs;
-  set_blas_threads(1);  // as in dsgd train, so results match it to the last bit
-  const TrainInputs inputs = load_inputs(spec);  // bad flags fail before joining
-  const Clock::time_point deadline = Clock::now() + options.timeout;
-  const std::string who = fmt::format("rank {}", f.rank);
-
-  // --- rendezvous, part 1: the run's epoch -----------------------------------------------
-  std::optional<sim::RendezvousServer> server;
-  std::optional<sim::RendezvousClient> client;
-  int64_t epoch_ns = 0;
-  bool same_host_as_rank0 = true;
-  if (f.rank == 0) {
-    // Rank 0 accepts on --listen's address (loopback by default) at the rendezvous port.
-    server.emplace(tcp::endpoint(plan.listen, plan.rendezvous.port()), f.world, f.token,
-                   inputs.fingerprint);
-    epoch_ns = server->epoch_ns();
-  } else {
-    client.emplace(plan.rendezvous, f.rank, f.world, f.token, inputs.fingerprint);
-    const sim::Hello rank0 = client->join(deadline);
-    epoch_ns = rank0.epoch_ns;
-    same_host_as_rank0 = rank0.host_id != 0 && rank0.host_id == sim::host_id();
-  }
-  const Clock::time_point epoch{
-      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(epoch_ns))};
-  std::optional<sim::NetClock> clock;
-  if (same_host_as_rank0 && f.clock != "local")
-    clock.emplace(epoch);  // one CLOCK_MONOTONIC: every node's network time agrees
-  else
-    clock.emplace();  // this machine's own; frames will carry delays, not times
-
-  // --- this node ---------------------------------------------------------------------------
-  sim::Network network(options.network, f.world);
-  sim::NodeOptions node_options = options.node_of(f.rank);
-  node_options.listen_address = plan.listen.to_string();
-  sim::SimNode node(f.rank, f.world, node_options, network, *clock);
-  node.set_timeout(options.timeout);
-  node.set_epoch(same_host_as_rank0 ? epoch : Clock::now());
-  node.set_job({.token = f.token, .epoch_ns = epoch_ns, .run_hash = inputs.fingerprint});
-  fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
-             plan.listen.to_string(), node.port());
-  std::fflush(stderr);
-  // This file holds this rank's events only: the world and the run come from here.
-  ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
-  if (!outputs.trace.empty()) node.set_events(&trace);
-  auto write_trace = [&] {
-    if (!outputs.trace.empty() && trace.size() > 0)
-      trace.write(per_rank_path(outputs.trace, f.rank));
-  };
-
-  // --- rendezvous, part 2: the table ---------------------------------------------------
-  sim::RendezvousTable table;
-  if (f.rank == 0) {
-    // Others reach rank 0 where they reached the rendezvous, unless it listens on one address.
-    const std::string host = plan.listen.is_unspecified() ? plan.rendezvous.address().to_string()
-                                                          : plan.listen.to_string();
-    table = server->serve({.host = host, .port = node.port()}, deadline);
-    server.reset();  // the rendezvous port is free again
-  } else {
-    // A little longer than rank 0 waits, so that its word on who is missing arrives first.
-    table = client->finish(node.port(), deadline + std::chrono::seconds(2));
-    client.reset();
-  }
-  if (f.clock == "shared" && !table.one_host)
-    throw UsageError(
-        "--clock shared: the ranks run on several machines, whose clocks differ; "
-        "use --clock auto");
-  node.set_shared_clock(f.clock == "shared" || (f.clock == "auto" && table.one_host));
-
-  // --- mesh: the higher rank connects to the lower, as in one process ---------------------
-  for (int p = 0; p < f.rank; ++p)
-    node.connect(p, table.peers[p].port, table.peers[p].host);
-  for (int p = f.rank + 1; p < f.world; ++p)
-    node.accept_one();
-  node.start();
-
-  // --- training ------------------------------------------------------------------------
-  std::unique_ptr<MetricsWriter> metrics;
-  if (f.rank == 0 && !outputs.metrics.empty())
-    metrics = std::make_unique<MetricsWriter>(outputs.metrics);
-  Progress progress(total_steps(inputs.config, inputs.data), f.train.quiet || f.rank != 0);
-  TrainHooks hooks;
-  if (f.rank == 0)
-    hooks.on_step = [&](const StepMetrics& m) {
-      if (metrics) metrics->write(m);
-      progress.update(m);
-    };
-  TrainResult result;
-  try {
-    result = run_training_on(node, inputs, hooks);
-    node.flush(Clock::now() + options.timeout);
-  } catch (const sim::NodeCrashed&) {
-    progress.finish();
-    node.crash();  // the others see the connections drop, as with a killed process
-    write_trace();
-    throw CommError(fmt::format("{} crashed (a --crash fault)", who), f.rank);
-  } catch (...) {
-    progress.finish();
-    write_trace();
-    throw;
-  }
-  progress.finish();
-  node.close();
-  write_trace();
-  if (f.rank != 0) return kExitOk;
-  if (!outputs.save.empty()) write_npz(outputs.save, result.params);
-  if (metrics) metrics->commit();
   print_summary({.what = fmt::format("dsgd node: rank 0 of {} processes", f.world),
                  .spec = spec,
                  .data = inputs.data,
@@ -239,6 +122,64 @@ int run_node(const NodeFlags& f) {
                               : fmt::format("{} (one file per rank: join them with dsgd trace "
                                             "merge)",
                                             per_rank_path(outputs.trace, 0))});
+}
+
+}  // namespace
+
+int run_node(const NodeFlags& f) {
+  const Clock::time_point start = Clock::now();
+  const NodePlan plan = check_flags(f);
+  const sim::RunSpec& spec = plan.spec;
+  const sim::Outputs& outputs = spec.outputs;
+  set_blas_threads(1);  // as in dsgd train, so results match it to the last bit
+  const TrainInputs inputs = load_inputs(spec);  // bad flags fail before joining
+  // This file holds this rank's events only: the world and the run come from here.
+  ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
+  sim::ClusterOptions options{spec.cluster};
+  if (!outputs.trace.empty()) options.events = &trace;
+  auto write_trace = [&] {
+    if (!outputs.trace.empty() && trace.size() > 0)
+      trace.write(per_rank_path(outputs.trace, f.rank));
+  };
+  const sim::NodeProcessOptions process{
+      .rank = f.rank,
+      .rendezvous = plan.rendezvous,
+      .listen = plan.listen,
+      .token = f.token,
+      .run_hash = inputs.fingerprint,
+      .clock = clock_choice(f.clock),
+      .on_listening = [&](uint16_t port) {
+        fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
+                   plan.listen.to_string(), port);
+        std::fflush(stderr);
+      }};
+
+  std::unique_ptr<MetricsWriter> metrics;
+  Progress progress(total_steps(inputs.config, inputs.data), f.train.quiet || f.rank != 0);
+  TrainHooks hooks;
+  if (f.rank == 0)
+    hooks.on_step = [&](const StepMetrics& m) {
+      if (metrics) metrics->write(m);
+      progress.update(m);
+    };
+  TrainResult result;
+  try {
+    sim::run_node_process(process, options, [&](Communicator& comm) {
+      if (f.rank == 0 && !outputs.metrics.empty())  // once the mesh is up
+        metrics = std::make_unique<MetricsWriter>(outputs.metrics);
+      result = run_training_on(comm, inputs, hooks);
+    });
+  } catch (...) {
+    progress.finish();
+    write_trace();
+    throw;
+  }
+  progress.finish();
+  write_trace();
+  if (f.rank != 0) return kExitOk;
+  if (!outputs.save.empty()) write_npz(outputs.save, result.params);
+  if (metrics) metrics->commit();
+  print_node_summary(f, spec, inputs, result, start);
   return kExitOk;
 }
 

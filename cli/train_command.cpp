@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend.h"
-#include "cli/checkpoint_flags.h"
+#include "sim/checkpoint_plan.h"
 #include "cli/device_choice.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
@@ -53,8 +53,8 @@ struct RankZeroOutputs {
   std::string last_checkpoint;  // written by rank 0's thread
 };
 
-TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec, const CheckpointPlan& plan,
-                           RankZeroOutputs& out) {
+TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec,
+                           const sim::CheckpointPlan& plan, RankZeroOutputs& out) {
   TrainHooks hooks;
   if (comm.rank() != 0) return hooks;
   hooks.on_step = [&out](const StepMetrics& m) {
@@ -95,8 +95,8 @@ int run_train(const TrainFlags& flags) {
   const TrainInputs inputs = load_inputs(spec);  // checked before any node starts
   const bool sim = spec.backend == sim::Backend::sim;
   // The checkpoint to resume from, checked against this run; MPI checks the world later.
-  const CheckpointPlan plan =
-      plan_checkpoints(spec.outputs.checkpoint, inputs.config, inputs.data, spec.cluster.nodes);
+  const sim::CheckpointPlan plan = sim::plan_checkpoints(spec.outputs.checkpoint, inputs.config,
+                                                         inputs.data, spec.cluster.nodes);
   RankZeroOutputs out{.progress = Progress(total_steps(inputs.config, inputs.data), flags.quiet)};
   if (!spec.outputs.metrics.empty())
     out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
@@ -119,7 +119,7 @@ int run_train(const TrainFlags& flags) {
         [&](Communicator& comm) {
           if (!sim) mpi_rank = comm.rank();
           trace.set_world(comm.size());  // an MPI rank's file holds its own events only
-          check_world(plan, comm.size());
+          sim::check_world(plan, comm.size());
           TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
                                           plan.resume ? &plan.resume->state : nullptr);
           if (comm.rank() == 0) result = std::move(r);

@@ -3,7 +3,7 @@
 // Simplified Chinese (lessons/NN-name/README.md, README.zh-CN.md). LessonContext is what
 // the program sees: the communicator, the sections of its text, and print helpers whose
 // output becomes a deterministic transcript (transcript.h). Not a launcher: the `dsgd
-// lesson` command (cli/lesson_command.cpp) runs a lesson on a backend.
+// lesson` command (cli/lesson_command.cpp) and LiveLesson (live_lesson.h) run a lesson.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// The lesson panel's logic without OpenGL: the transcript's section barrier and message
-// lines, and a lesson run inside the GUI (the same program `dsgd lesson 2` runs) advancing
-// section by section as its messages are stepped one at a time.
+// The lesson panel's logic without OpenGL: a lesson run inside the GUI (the same program
+// `dsgd lesson 2` runs) advancing section by section as its messages are stepped one at a
+// time. The transcript it shows is tested on its own in test_step_transcript.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,7 +14,6 @@
 
 using namespace dsgd;
 using namespace dsgd::gui;
-using lessons::LogItem;
 using test::wait_for;
 
 namespace {
@@ -26,63 +25,7 @@ size_t count_kind(const std::vector<LessonLine>& lines, Kind kind) {
                        [&](const LessonLine& l) { return l.kind == kind; });
 }
 
-lessons::LessonText two_sections() {
-  return lessons::parse_lesson_text(
-      "# T\n\nintro\n<!-- section: a -->\nText A.\n<!-- section: b -->\nText B.\n", "t.md");
-}
-
 }  // namespace
-
-TEST_CASE("lesson transcript: a section appears once every rank reached it", "[gui][lessons]") {
-  LessonTranscript t(2, two_sections());
-  const auto section = [](const char* id) {
-    return LogItem{.kind = LogItem::Kind::section, .text = id};
-  };
-  // Rank 1 runs ahead: its section b and its line wait for rank 0.
-  t.add(1, section("a"));
-  CHECK(t.sections_shown() == 0);
-  t.add(1, {.kind = LogItem::Kind::recv, .peer = 0, .tag = 7, .bytes = 8});
-  t.add(1, {.kind = LogItem::Kind::print, .text = "got it"});
-  t.add(1, section("b"));
-  t.add(1, {.kind = LogItem::Kind::print, .text = "in b"});
-  CHECK(t.line_count() == 0);
-  t.add(0, section("a"));
-  // Section a is out; rank 1's receive waits for the send it pairs with.
-  std::vector<LessonLine> lines = t.lines();
-  REQUIRE(lines.size() == 1);
-  CHECK(lines[0].kind == Kind::section);
-  CHECK(lines[0].text == "Text A.");
-  t.add(0, {.kind = LogItem::Kind::send, .peer = 1, .tag = 7, .bytes = 8, .preview = {1, -1}});
-  lines = t.lines();
-  REQUIRE(lines.size() == 3);
-  CHECK(lines[1].kind == Kind::message);
-  CHECK(lines[1].text == "rank 0 -> rank 1 · tag 7 · 8 bytes · [1, -1]");
-  CHECK(lines[2].text == "got it");
-  CHECK(lines[2].rank == 1);
-  t.add(0, {.kind = LogItem::Kind::say, .text = "end of a"});
-  CHECK(t.sections_shown() == 1);  // rank 0 is still in section a
-  t.add(0, section("b"));
-  lines = t.lines();
-  REQUIRE(lines.size() == 6);
-  CHECK(lines[3].text == "end of a");
-  CHECK(lines[4].text == "Text B.");
-  CHECK(lines[5].text == "in b");
-  CHECK(t.sections_shown() == 2);
-}
-
-TEST_CASE("lesson transcript: hidden messages and a finished run", "[gui][lessons]") {
-  LessonTranscript t(2, two_sections());
-  t.add(0, {.kind = LogItem::Kind::section, .text = "a"});
-  t.add(0, {.kind = LogItem::Kind::send, .peer = 1, .bytes = 4, .shown = false});
-  t.add(1, {.kind = LogItem::Kind::section, .text = "a"});
-  t.add(1, {.kind = LogItem::Kind::recv, .peer = 0, .bytes = 4});
-  CHECK(count_kind(t.lines(), Kind::message) == 0);  // a training step's, not shown
-  // Rank 1 failed before section b; once the run is over the section still comes out.
-  t.add(0, {.kind = LogItem::Kind::section, .text = "b"});
-  CHECK(t.sections_shown() == 1);
-  t.finish();
-  CHECK(t.sections_shown() == 2);
-}
 
 TEST_CASE("a lesson in the GUI advances section by section as messages are stepped",
           "[gui][lessons]") {

@@ -1,4 +1,4 @@
-// Sections: [catalog] [transcript] [run thread] [session].
+// Sections: [catalog] [run] [session].
 #include "gui/model/lesson_session.h"
 
 #include "sim/run_spec.h"
@@ -10,12 +10,10 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "lessons/runner.h"
+#include "lessons/live_lesson.h"
 #include "sim/cluster.h"
 
 namespace dsgd::gui {
-
-using lessons::LogItem;
 
 // ---------------------------------------------------------------------------------------
 // [catalog]
@@ -54,117 +52,25 @@ std::string lesson_font_text() {
 }
 
 // ---------------------------------------------------------------------------------------
-// [transcript]
+// [run]
 // ---------------------------------------------------------------------------------------
 
-LessonTranscript::LessonTranscript(int world, lessons::LessonText text)
-    : world_(world), text_(std::move(text)), queues_(world), reached_(world, 0) {}
+namespace {
 
-void LessonTranscript::add(int rank, const LogItem& item) {
-  if (rank < 0 || rank >= world_) return;
-  std::lock_guard lock(mutex_);
-  queues_[rank].push_back(item);
-  drain_locked();
+LessonLine to_lesson_line(const lessons::TranscriptLine& line) {
+  using Kind = lessons::TranscriptLine::Kind;
+  const LessonLine::Kind kind = line.kind == Kind::section   ? LessonLine::Kind::section
+                                : line.kind == Kind::print   ? LessonLine::Kind::print
+                                : line.kind == Kind::message ? LessonLine::Kind::message
+                                                             : LessonLine::Kind::say;
+  return {.kind = kind, .rank = line.rank, .text = line.text};
 }
 
-void LessonTranscript::finish() {
-  std::lock_guard lock(mutex_);
-  finished_ = true;
-  drain_locked();
-}
-
-std::vector<LessonLine> LessonTranscript::lines() const {
-  std::lock_guard lock(mutex_);
-  return lines_;
-}
-
-size_t LessonTranscript::line_count() const {
-  std::lock_guard lock(mutex_);
-  return lines_.size();
-}
-
-int LessonTranscript::sections_shown() const {
-  std::lock_guard lock(mutex_);
-  return static_cast<int>(std::count_if(lines_.begin(), lines_.end(), [](const LessonLine& l) {
-    return l.kind == LessonLine::Kind::section;
-  }));
-}
-
-// Section k is a barrier: a rank's items after its k-th section come out only once every
-// rank has reached section k (a finished run's ranks with nothing left count as past every
-// section); a receive comes out after its send, as the message line.
-void LessonTranscript::drain_locked() {
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (int r = 0; r < world_; ++r) {
-      auto& q = queues_[r];
-      while (!q.empty() && reached_[r] <= shown_sections_) {
-        LogItem& item = q.front();
-        if (item.kind == LogItem::Kind::section) {
-          if (static_cast<int>(section_ids_.size()) == reached_[r])
-            section_ids_.push_back(item.text);
-          ++reached_[r];
-        } else if (item.kind == LogItem::Kind::recv && item.peer != r) {
-          auto it = sent_.find({item.peer, r, item.tag});
-          if (it == sent_.end() || it->second.empty()) break;  // its send comes out first
-          const Sent sent = std::move(it->second.front());
-          it->second.pop_front();
-          if (sent.shown)
-            lines_.push_back(
-                {.kind = LessonLine::Kind::message,
-                 .rank = item.peer,
-                 .text = lessons::message_line(item.peer, r, item.tag, sent.bytes, sent.preview)});
-        } else {
-          emit_locked(r, item);
-        }
-        q.pop_front();
-        progress = true;
-      }
-    }
-    // The next section comes out once every rank has reached it.
-    const int next = shown_sections_;
-    if (next >= static_cast<int>(section_ids_.size())) continue;
-    bool all = true;
-    for (int r = 0; r < world_; ++r)
-      all &= reached_[r] > next || (finished_ && queues_[r].empty());
-    if (!all) continue;
-    const std::string& id = section_ids_[next];
-    if (!id.empty())
-      lines_.push_back({.kind = LessonLine::Kind::section, .text = text_.section(id)});
-    ++shown_sections_;
-    progress = true;
-  }
-}
-
-void LessonTranscript::emit_locked(int rank, const LogItem& item) {
-  switch (item.kind) {
-    case LogItem::Kind::say:
-      lines_.push_back({.kind = LessonLine::Kind::say, .rank = rank, .text = item.text});
-      break;
-    case LogItem::Kind::print:
-      lines_.push_back({.kind = LessonLine::Kind::print, .rank = rank, .text = item.text});
-      break;
-    case LogItem::Kind::send:
-      sent_[{rank, item.peer, item.tag}].push_back(
-          {.shown = item.shown, .bytes = item.bytes, .preview = item.preview});
-      break;
-    default:  // a rank's receive from itself shows nothing
-      break;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// [run thread]
-// ---------------------------------------------------------------------------------------
+}  // namespace
 
 struct LessonSession::Run {
   Run(const lessons::LessonInfo& i, lessons::Lang l, lessons::LessonText t, int w)
-      : info(i),
-        lang(l),
-        text(t),
-        world(w),
-        events(control.clock(), 400000),
-        transcript(w, std::move(t)) {}
+      : info(i), lang(l), text(std::move(t)), world(w), events(control.clock(), 400000) {}
 
   lessons::LessonInfo info;
   lessons::Lang lang;
@@ -172,30 +78,9 @@ struct LessonSession::Run {
   int world;
   sim::SimControl control;
   EventRecorder events;  // for the views, with the network clock's time
-  lessons::Recorder recorder;
-  EventFanout fanout;
-  LessonTranscript transcript;
-  lessons::DataCache data;
-  lessons::LessonSettings settings;
   std::vector<LinkView> links;
-  sim::ClusterOptions options;
-  std::atomic<bool> finished{false};
-  mutable std::mutex mutex;  // error
-  std::string error;
-  std::thread thread;
-
-  void body() {
-    try {
-      sim::run_cluster(options, [&](Communicator& comm) {
-        lessons::run_lesson_rank(comm, info, recorder, settings, false);
-      });
-    } catch (const std::exception& e) {
-      std::lock_guard lock(mutex);
-      error = e.what();
-    }
-    transcript.finish();
-    finished = true;
-  }
+  std::string network;  // as described in captions
+  std::unique_ptr<lessons::LiveLesson> lesson;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -215,21 +100,24 @@ void LessonSession::start(int number, lessons::Lang lang, double speed) {
   SimSettings sim;
   sim.run.cluster.nodes = info.default_nodes;
   auto run = std::make_unique<Run>(info, lang, text, info.default_nodes);
-  run->options = cluster_options(sim);
+  sim::ClusterOptions cluster = cluster_options(sim);
+  cluster.events = &run->events;
+  cluster.control = &run->control;
   run->links = link_views(sim);
-  run->fanout.add(&run->recorder);
-  run->fanout.add(&run->events);
-  run->options.events = &run->fanout;
-  run->options.control = &run->control;
-  run->settings.lang = lang;
-  run->settings.data = &run->data;
-  run->recorder.set_live(
-      [t = &run->transcript](int rank, const LogItem& item) { t->add(rank, item); });
+  run->network = sim::describe_network(cluster);
+  lessons::LessonSettings settings;
+  settings.lang = lang;
+  run->lesson = std::make_unique<lessons::LiveLesson>(
+      lessons::LiveLesson::Options{.info = info,
+                                   .text = std::move(text),
+                                   .settings = settings,
+                                   .cluster = cluster,
+                                   .pace = lessons::StepTranscript::Pace::free});
   run->control.set_speed(std::clamp(speed, 0.001, 1000.0));
   run->control.set_step_mode(true);
   pending_message_steps_ = 0;
   run_ = std::move(run);
-  run_->thread = std::thread([r = run_.get()] { r->body(); });
+  run_->lesson->start();
 }
 
 // A lesson has no stop button of its own: it runs to its end at full speed, which for the
@@ -239,7 +127,7 @@ void LessonSession::stop() {
   run_->control.set_step_mode(false);
   run_->control.set_speed(1000);
   run_->control.resume();
-  if (run_->thread.joinable()) run_->thread.join();
+  run_->lesson->join();
   run_.reset();
   pending_message_steps_ = 0;
 }
@@ -275,7 +163,7 @@ bool LessonSession::apply(const Command& c) {
 
 void LessonSession::poll() {
   if (!run_ || pending_message_steps_ == 0) return;
-  if (run_->finished) {
+  if (run_->lesson->finished()) {
     pending_message_steps_ = 0;
     return;
   }
@@ -283,15 +171,14 @@ void LessonSession::poll() {
   // step's) pass on the way. At most a few milliseconds per frame; the rest next frame.
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(8);
   while (pending_message_steps_ > 0 && std::chrono::steady_clock::now() < until) {
-    const auto m = run_->control.step(std::chrono::milliseconds(2));
-    if (!m) return;  // every rank not blocked yet (or the run is ending): next frame
-    if (m->tag == lessons::kSectionTag) continue;
-    if (run_->recorder.shows_messages(m->source)) --pending_message_steps_;
+    const auto delivery = run_->lesson->step(std::chrono::milliseconds(2));
+    if (!delivery) return;  // every rank not blocked yet (or the run is ending): next frame
+    if (delivery->shown) --pending_message_steps_;
   }
 }
 
 bool LessonSession::running() const {
-  return run_ && !run_->finished;
+  return run_ && !run_->lesson->finished();
 }
 
 LessonView LessonSession::view() const {
@@ -304,15 +191,15 @@ LessonView LessonSession::view() const {
   v.intro = run_->text.intro;
   v.world = run_->world;
   v.sections_total = static_cast<int>(run_->text.sections.size());
-  v.lines = run_->transcript.lines();
+  for (const lessons::TranscriptLine& line : run_->lesson->transcript()->lines())
+    v.lines.push_back(to_lesson_line(line));
   v.sections_shown =
       static_cast<int>(std::count_if(v.lines.begin(), v.lines.end(), [](const LessonLine& l) {
         return l.kind == LessonLine::Kind::section;
       }));
-  v.running = !run_->finished;
+  v.running = !run_->lesson->finished();
   v.pending_steps = pending_message_steps_;
-  std::lock_guard lock(run_->mutex);
-  v.error = run_->error;
+  v.error = run_->lesson->error();
   return v;
 }
 
@@ -333,19 +220,19 @@ Snapshot LessonSession::snapshot(const ViewSettings& view) const {
   s.error = s.lesson.error;
   ControlState& c = s.controls;
   c.live = true;
-  c.running = !run_->finished;
+  c.running = !run_->lesson->finished();
   c.paused = run_->control.clock().paused();
   c.step_mode = run_->control.step_mode();
   c.speed = run_->control.clock().speed();
   c.settings = view.draft;
   const bool zh = s.lesson.zh;
-  c.status = !s.error.empty() ? "failed"
-             : run_->finished ? (zh ? "本课结束 (finished)" : "lesson finished")
-             : c.paused       ? "paused"
-             : c.step_mode    ? (zh ? "逐条消息 (step mode)" : "step mode")
-                              : "running";
+  c.status = !s.error.empty()           ? "failed"
+             : run_->lesson->finished() ? (zh ? "本课结束 (finished)" : "lesson finished")
+             : c.paused                 ? "paused"
+             : c.step_mode              ? (zh ? "逐条消息 (step mode)" : "step mode")
+                                        : "running";
   s.title = fmt::format("lesson {} - {}", run_->info.number, run_->text.title);
-  s.network = sim::describe_network(run_->options);
+  s.network = run_->network;
   return s;
 }
 

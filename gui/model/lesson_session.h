@@ -2,19 +2,13 @@
 // simulated nodes inside the window. The lesson runs on a background thread with a
 // SimControl in step mode, so "Step message" lets one message through and Play runs on; the
 // GUI copies the run's events into snapshots for the topology view and reads the lesson's
-// text and output as a transcript, section by section.
+// text and output as a transcript, section by section (lessons::StepTranscript, free pace).
 // Not a view and not a second copy of the lessons: it knows nothing of ImGui, and runs the
-// lesson through lessons::run_lesson_rank like the terminal does.
+// lesson as a lessons::LiveLesson like the terminal does.
 #pragma once
 
-#include <atomic>
-#include <deque>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <tuple>
 #include <vector>
 
 #include "gui/model/commands.h"
@@ -22,7 +16,6 @@
 #include "gui/model/snapshot.h"
 #include "lessons/lesson.h"
 #include "lessons/readme.h"
-#include "lessons/transcript.h"
 
 namespace dsgd::gui {
 
@@ -32,43 +25,6 @@ std::vector<LessonEntry> lesson_entries();
 // Every Chinese character the lesson panel may show (the lessons' zh-CN texts and the
 // panel's own labels), for the font atlas.
 std::string lesson_font_text();
-
-// Turns the lesson's output, recorded live by every rank (lessons::Recorder::set_live), into
-// the lines the panel shows: a section's text once every rank has reached the section (as
-// `dsgd lesson N --step` does with its section barrier, but without sending messages), each
-// rank's lines in its program order, and a message line when the message is received.
-// Thread-safe: ranks add from their threads, the GUI thread reads.
-class LessonTranscript {
- public:
-  LessonTranscript(int world, lessons::LessonText text);
-  void add(int rank, const lessons::LogItem& item);  // from Recorder::set_live
-  void finish();  // every rank is done: what is held back comes out
-  // Lines so far, and how many sections have been shown.
-  std::vector<LessonLine> lines() const;
-  int sections_shown() const;
-  size_t line_count() const;
-
- private:
-  using Key = std::tuple<int, int, int>;  // (source, dest, tag)
-  struct Sent {
-    bool shown = true;
-    uint64_t bytes = 0;
-    std::vector<float> preview;
-  };
-  void drain_locked();
-  void emit_locked(int rank, const lessons::LogItem& item);
-
-  const int world_;
-  const lessons::LessonText text_;
-  mutable std::mutex mutex_;
-  std::vector<std::deque<lessons::LogItem>> queues_;  // per rank, not yet emitted
-  std::vector<int> reached_;                          // per rank: sections passed
-  std::vector<std::string> section_ids_;              // in the order the ranks reach them
-  int shown_sections_ = 0;  // barriers passed (sections with text and next_group())
-  bool finished_ = false;
-  std::map<Key, std::deque<Sent>> sent_;
-  std::vector<LessonLine> lines_;
-};
 
 class LessonSession {
  public:

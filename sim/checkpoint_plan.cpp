@@ -1,4 +1,4 @@
-#include "cli/checkpoint_flags.h"
+#include "sim/checkpoint_plan.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "core/nn/model.h"
 
-namespace dsgd::cli {
+namespace dsgd::sim {
 
 namespace {
 
@@ -27,7 +27,7 @@ void prepare_dir(const std::string& dir) {
 
 }  // namespace
 
-CheckpointPlan plan_checkpoints(const sim::CheckpointSpec& f, const TrainConfig& config,
+CheckpointPlan plan_checkpoints(const CheckpointSpec& f, const TrainConfig& config,
                                 const Dataset& data, int world) {
   CheckpointPlan plan;
   if (!f.resume && f.every == 0) return plan;
@@ -73,4 +73,4 @@ void check_world(const CheckpointPlan& plan, int world) {
   check_same_config(plan.resume->config, expected, plan.resume_path);
 }
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::sim

@@ -1,7 +1,7 @@
 // One collective under test on one rank, for `dsgd bench collective`: its buffers, inputs
 // whose reductions are exact in float in any order (small rank-dependent integers, as in
 // nccl-tests' verifiable mode), and the check of every element of the result.
-// Not a timer: bench_command.cpp times run() and counts what count_wrong() finds.
+// Not a timer: collective_bench.cpp times run() and counts what count_wrong() finds.
 #pragma once
 
 #include <array>
@@ -11,7 +11,7 @@
 
 #include "core/comm/collectives.h"
 
-namespace dsgd::cli {
+namespace dsgd::bench {
 
 // The input of element i on rank r: an integer in -5..5 that depends on i only through
 // i mod 13, so results can be checked against a 13-entry table.
@@ -49,4 +49,4 @@ class BenchCase {
   std::vector<float> a_, b_;                   // data (or send) and recv
 };
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::bench

@@ -1,11 +1,11 @@
 // Buffers, inputs and checks of one benchmarked collective. R = world size, C = count,
 // c = C / R elements per rank for the ops whose buffers have R rows.
-#include "cli/bench_case.h"
+#include "bench/collective/bench_case.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace dsgd::cli {
+namespace dsgd::bench {
 namespace {
 
 constexpr float kUnset = -1000.0f;  // outside every input and result range
@@ -195,4 +195,4 @@ uint64_t BenchCase::count_wrong() const {
   return 0;
 }
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::bench

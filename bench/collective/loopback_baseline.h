@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace dsgd::cli {
+namespace dsgd::bench {
 
 class LoopbackRing {
  public:
@@ -36,4 +36,4 @@ class LoopbackRing {
   std::vector<std::vector<char>> send_buffers_, receive_buffers_;  // per node, kept
 };
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::bench

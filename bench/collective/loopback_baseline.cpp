@@ -1,7 +1,7 @@
 // Loopback ring baseline with plain POSIX sockets: node i writes to flow i (to node i+1)
 // and reads flow i-1, non-blocking, under poll(), one thread per node, until every flow
 // has carried the round's bytes.
-#include "cli/loopback_baseline.h"
+#include "bench/collective/loopback_baseline.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 
 #include "core/errors.h"
 
-namespace dsgd::cli {
+namespace dsgd::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -161,4 +161,4 @@ double LoopbackRing::round(uint64_t bytes, size_t buffer_bytes) {
   return std::chrono::duration<double>(*std::max_element(done.begin(), done.end()) - start).count();
 }
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::bench

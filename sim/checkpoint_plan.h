@@ -1,6 +1,7 @@
-// The checkpoint `dsgd train` resumes from (--resume [PATH]), found and verified before any
-// node starts, and the directory it writes them into. The flags themselves are part of the
-// run description (sim/run_flags.h); the format is core/train/checkpoint.h.
+// The checkpoint a run resumes from (--resume [PATH]), found and verified before any node
+// starts, and the directory it writes them into: the run description's checkpoints
+// (run_spec.h, CheckpointSpec) made ready for `dsgd train`. The flags are run_flags.h; the
+// format is core/train/checkpoint.h. Not the writing of checkpoints (the trainer's hooks).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 #include "core/train/checkpoint.h"
 #include "sim/run_spec.h"
 
-namespace dsgd::cli {
+namespace dsgd::sim {
 
 struct CheckpointPlan {
   std::optional<Checkpoint> resume;  // the state to continue from
@@ -23,10 +24,10 @@ struct CheckpointPlan {
 // file, or every file in dir, is damaged), checks it came from this configuration
 // (UsageError) and fits the model (DataError), and creates dir when checkpoints are to be
 // written. `world` 0: not known yet (MPI), check it later with check_world().
-CheckpointPlan plan_checkpoints(const sim::CheckpointSpec& checkpoints, const TrainConfig& config,
+CheckpointPlan plan_checkpoints(const CheckpointSpec& checkpoints, const TrainConfig& config,
                                 const Dataset& data, int world);
 
 // The world-size half of the check, once the world is known (UsageError).
 void check_world(const CheckpointPlan& plan, int world);
 
-}  // namespace dsgd::cli
+}  // namespace dsgd::sim

@@ -1,0 +1,49 @@
+// One simulated node as its own process (`dsgd node`): the rendezvous with rank 0, which
+// hosts it; the run's epoch and network clock; the node and its mesh links to the other
+// processes; then the node function. The many-process twin of run_cluster (cluster.h):
+// both make, link and run their nodes alike (node_setup.h).
+// Clocks: ranks on one machine share CLOCK_MONOTONIC, so with rank 0's epoch their network
+// clocks agree and frames carry absolute arrival times, as between threads. Machines' clocks
+// differ: when a rank runs elsewhere (its boot id differs from rank 0's), every node stamps
+// frames with the link delay instead and the receiver counts it from the bytes' arrival.
+// Not a process launcher: one process per rank is started by the user (shell, ssh, script).
+#pragma once
+
+#include <utility>  // before Asio on g++ 12 (Boost 1.74)
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "sim/cluster.h"
+
+namespace dsgd::sim {
+
+// Whether the nodes' network clocks are one (--clock): automatic when every rank runs on
+// rank 0's machine; local counts link delays from each message's arrival, as across
+// machines, wherever the ranks run.
+enum class ClockChoice { automatic, shared, local };
+
+struct NodeProcessOptions {
+  int rank = 0;                               // of ClusterOptions::nodes
+  boost::asio::ip::tcp::endpoint rendezvous;  // where rank 0 hosts the rendezvous
+  boost::asio::ip::address listen;            // where this node (and rank 0's rendezvous) accepts
+  std::string token;                          // every node of the run must present it
+  uint64_t run_hash = 0;  // what the run computes: every node's must be the same
+  ClockChoice clock = ClockChoice::automatic;
+  // Called once this node accepts peers on `port`, before the rendezvous waits for the rest.
+  std::function<void(uint16_t port)> on_listening;
+};
+
+// Runs `fn` on this process's node of a run of `cluster.nodes` nodes, and returns once it
+// is done, its sends written and its connections closed. `cluster` gives the network, the
+// node's options, the deadline of every wait (the rendezvous's too) and the event sink.
+// CommError "rank R crashed (a --crash fault)" when a crash fault fires (the others see the
+// connections drop); UsageError for ClockChoice::shared on several machines; the
+// rendezvous's TimeoutError and CommError (rendezvous.h); what `fn` throws.
+void run_node_process(const NodeProcessOptions& process, const ClusterOptions& cluster,
+                      const NodeFunction& fn);
+
+}  // namespace dsgd::sim
