@@ -107,25 +107,7 @@ void draw_views_timed(const Snapshot& s, Commands& commands, std::vector<ViewCos
     ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, ImGuiCond_Always);
     ImGui::Begin(view_title(c.view, false), nullptr, ImGuiWindowFlags_NoCollapse);
     const double t0 = thread_cpu_s();
-    switch (c.view) {
-      case View::controls:
-        draw_controls(s, commands);
-        break;
-      case View::topology:
-        draw_topology(s, commands, state.topology);
-        break;
-      case View::convergence:
-        draw_convergence(s, commands);
-        break;
-      case View::gradients:
-        draw_gradients(s, commands);
-        break;
-      case View::timeline:
-        draw_timeline(s, commands);
-        break;
-      default:
-        break;
-    }
+    draw_view(c.view, s, commands, state);
     c.cpu_ms.push_back((thread_cpu_s() - t0) * 1e3);
     c.vertices = ImGui::GetWindowDrawList()->VtxBuffer.Size;
     ImGui::End();

@@ -28,24 +28,8 @@ BenchCase::BenchCase(CollectiveOp op, ReduceOp reduce_op, int root, int world, i
       inputs_[r][k] = bench_input(r, k);
   for (size_t k = 0; k < 13; ++k) {
     float acc = inputs_[0][k];
-    for (int r = 1; r < world; ++r) {
-      const float v = inputs_[r][k];
-      switch (reduce_op) {
-        case ReduceOp::SUM:
-        case ReduceOp::AVG:
-          acc += v;
-          break;
-        case ReduceOp::MAX:
-          acc = std::max(acc, v);
-          break;
-        case ReduceOp::MIN:
-          acc = std::min(acc, v);
-          break;
-        case ReduceOp::PROD:
-          acc *= v;
-          break;
-      }
-    }
+    for (int r = 1; r < world; ++r)
+      acc = reduce_pair(acc, inputs_[r][k], reduce_op);
     reduced_[k] = reduce_op == ReduceOp::AVG ? acc / static_cast<float>(world) : acc;
   }
 }

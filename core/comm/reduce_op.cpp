@@ -34,6 +34,21 @@ ReduceOp parse_reduce_op(const std::string& text) {
   throw UsageError("unknown reduce op '" + text + "': use sum, avg, max, min or prod");
 }
 
+float reduce_pair(float a, float b, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::SUM:
+    case ReduceOp::AVG:
+      return a + b;
+    case ReduceOp::MAX:
+      return std::max(a, b);
+    case ReduceOp::MIN:
+      return std::min(a, b);
+    case ReduceOp::PROD:
+      return a * b;
+  }
+  return a;
+}
+
 void reduce_into(std::span<float> acc, std::span<const float> in, ReduceOp op) {
   if (acc.size() != in.size())
     throw std::logic_error("reduce_into: " + std::to_string(acc.size()) + " vs " +

@@ -221,6 +221,25 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     view_options(s, commands);
 }
 
+void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& state) {
+  switch (view) {
+    case View::controls:
+      return draw_controls(s, commands);
+    case View::topology:
+      return draw_topology(s, commands, state.topology);
+    case View::convergence:
+      return draw_convergence(s, commands);
+    case View::gradients:
+      return draw_gradients(s, commands);
+    case View::timeline:
+      return draw_timeline(s, commands);
+    case View::lesson:
+      return draw_lesson(s, commands);
+    case View::all:
+      return;
+  }
+}
+
 void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed,
                     ViewState& state) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
@@ -254,30 +273,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
                 std::abs(at.x + size.x - r.x1) < 2 && std::abs(at.y + size.y - r.y1) < 2;
-    if (open) {
-      switch (view) {
-        case View::controls:
-          draw_controls(s, commands);
-          break;
-        case View::topology:
-          draw_topology(s, commands, state.topology);
-          break;
-        case View::convergence:
-          draw_convergence(s, commands);
-          break;
-        case View::gradients:
-          draw_gradients(s, commands);
-          break;
-        case View::timeline:
-          draw_timeline(s, commands);
-          break;
-        case View::lesson:
-          draw_lesson(s, commands);
-          break;
-        case View::all:
-          break;
-      }
-    }
+    if (open) draw_view(view, s, commands, state);
     ImGui::End();
   }
   ImGui::PopStyleColor();

@@ -35,6 +35,9 @@ void draw_controls(const Snapshot& snapshot, Commands& commands);
 void draw_lesson(const Snapshot& snapshot, Commands& commands);
 void draw_lesson_picker(const Snapshot& snapshot, Commands& commands);
 
+// One view into the current window (nothing for View::all).
+void draw_view(View view, const Snapshot& snapshot, Commands& commands, ViewState& state);
+
 // Places one window per view over the display (or one window filling it for `only`), and
 // an error window when the snapshot carries an error. `fixed` pins windows in place every
 // frame (headless screenshots); otherwise they start there and the user may move them.

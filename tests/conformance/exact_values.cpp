@@ -41,24 +41,8 @@ std::vector<float> labels(int r, size_t count) {
 ExpectedReduction::ExpectedReduction(ReduceOp op, int world) {
   for (size_t p = 0; p < kPeriod; ++p) {
     float acc = small_value(0, p);
-    for (int r = 1; r < world; ++r) {
-      const float v = small_value(r, p);
-      switch (op) {
-        case ReduceOp::SUM:
-        case ReduceOp::AVG:
-          acc += v;
-          break;
-        case ReduceOp::MAX:
-          acc = std::max(acc, v);
-          break;
-        case ReduceOp::MIN:
-          acc = std::min(acc, v);
-          break;
-        case ReduceOp::PROD:
-          acc *= v;
-          break;
-      }
-    }
+    for (int r = 1; r < world; ++r)
+      acc = reduce_pair(acc, small_value(r, p), op);
     table_[p] = op == ReduceOp::AVG ? acc / static_cast<float>(world) : acc;
   }
 }
