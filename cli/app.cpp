@@ -13,6 +13,7 @@
 #include "cli/trace_command.h"
 #include "cli/train_command.h"
 #include "core/errors.h"
+#include "sim/fd_limit.h"
 #ifdef DSGD_HAVE_MPI
 #include "core/mpi/run_rank.h"
 #endif
@@ -20,6 +21,7 @@
 namespace dsgd::cli {
 
 int run_cli(int argc, char** argv) {
+  sim::raise_open_file_limit();  // simulated nodes need descriptors: every one allowed
   CLI::App app{"dsgd: distributed synchronous SGD on simulated nodes or MPI ranks", "dsgd"};
   app.set_version_flag("--version", std::string("dsgd ") + DSGD_VERSION);
   app.require_subcommand(1);

@@ -103,6 +103,10 @@ int run_train(const TrainFlags& flags) {
   ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec)});  // replays show the settings
   sim::ClusterOptions options{spec.cluster};
   if (!spec.outputs.trace.empty()) options.events = &trace;
+  if (sim) {  // what the run's descriptors are counted from, before any node starts
+    options.pairs =
+        static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
+  }
 
   TrainResult result;
   int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace

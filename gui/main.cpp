@@ -26,6 +26,7 @@
 #include "gui/views/font_texture.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
+#include "sim/fd_limit.h"
 
 namespace {
 
@@ -214,6 +215,7 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dsgd::sim::raise_open_file_limit();  // simulated nodes need descriptors: every one allowed
   GuiOptions options;
   LoadedReplay loaded;
   try {

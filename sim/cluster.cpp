@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sim/fd_limit.h"
 #include "sim/node_setup.h"
 
 namespace dsgd::sim {
@@ -35,6 +36,7 @@ void check_cluster(const ClusterOptions& options) {
   for (const auto& [rank, _] : options.node_overrides)
     if (rank < 0 || rank >= n)
       throw UsageError(fmt::format("node {} in the scenario is not a rank of {} nodes", rank, n));
+  check_fd_budget(n, options.pairs);
 }
 
 // The node threads of one run, and how it ended: the first failure (which aborts the other
@@ -121,11 +123,11 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
   SimControl& control = options.control ? *options.control : own_control;
   // The token refuses any connection not of this run.
   const NodeJob job{.job = {.token = random_token()}, .epoch = Clock::now()};
+  LoopbackHub hub(options.nodes);  // before the nodes: they use it until they are gone
   std::vector<std::unique_ptr<SimNode>> nodes;
   nodes.reserve(options.nodes);
   for (int r = 0; r < options.nodes; ++r)
-    nodes.push_back(make_node(options, r, network, control.clock(), job));
-  connect_mesh(nodes);
+    nodes.push_back(make_node(options, r, network, control.clock(), job, &hub));
   std::vector<SimNode*> raw;
   for (auto& node : nodes) {
     node->start();

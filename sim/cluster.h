@@ -1,5 +1,5 @@
-// The launcher of a simulated cluster: starts N nodes (threads of this process, each
-// with its own TCP endpoint on 127.0.0.1), wires them into a full mesh, runs the same
+// The launcher of a simulated cluster: starts N nodes (threads of this process that
+// connect over loopback TCP, through one LoopbackHub, as pairs first talk), runs the same
 // node function on each, and rethrows the first failure after stopping the others.
 // A watchdog reports a deadlock (every running rank blocked, nothing in flight) instead
 // of letting the run hang. Not a scheduler: every node runs until its function returns.
@@ -29,6 +29,10 @@ struct ClusterOptions {
   EventSink* events = nullptr;                // shared by all nodes; must be thread-safe
   SimControl* control = nullptr;              // pause, speed, step mode (optional)
   bool detect_deadlock = true;
+  // How many rank pairs the node function talks over (training_pairs, collective_pairs), for
+  // the check that the run fits the process's descriptor limit before it starts; -1 when
+  // not known (only the nodes' own descriptors are counted then).
+  int64_t pairs = -1;
 
   // The options of `rank`: its override, else the default node's.
   const NodeOptions& node_of(int rank) const;
@@ -40,7 +44,9 @@ using NodeFunction = std::function<void(Communicator&)>;
 // are aborted (their pending calls fail with a CommError naming that node) and the
 // first exception is rethrown here; a crash fault instead drops the node's connections,
 // so the others find out as they would over a network. DeadlockError when every running
-// node is blocked for good. UsageError for a node count outside 1..kMaxNodes.
+// node is blocked for good. UsageError for a node count outside 1..kMaxNodes, and, before
+// any node starts, for a run that needs more file descriptors than the process may open
+// (fd_limit.h).
 void run_cluster(const ClusterOptions& options, const NodeFunction& fn);
 
 }  // namespace dsgd::sim

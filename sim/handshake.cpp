@@ -151,6 +151,21 @@ std::string check_hello(const Hello& h, const JobIdentity& job, int world, int s
   return "";
 }
 
+std::optional<FrameHeader> check_hello_header(const HeaderBytes& bytes, std::string* why) {
+  auto header = decode_header(bytes, why);
+  if (!header) return std::nullopt;
+  if (header->kind != FrameKind::hello) {
+    *why = "sent data before a hello";
+    return std::nullopt;
+  }
+  if (header->length > kMaxHelloBytes) {
+    *why =
+        fmt::format("hello of {} bytes is over the {}-byte limit", header->length, kMaxHelloBytes);
+    return std::nullopt;
+  }
+  return header;
+}
+
 std::string random_token() {
   std::random_device device;
   std::string token;
@@ -223,15 +238,6 @@ ErrorCode connect_until(tcp::socket& socket, const tcp::endpoint& peer,
       [&] {
         ErrorCode ignored;
         socket.close(ignored);
-      });
-}
-
-ErrorCode accept_until(tcp::acceptor& acceptor, tcp::socket& socket, Clock::time_point deadline) {
-  return run_until(
-      context_of(socket), deadline, [&](auto handler) { acceptor.async_accept(socket, handler); },
-      [&] {
-        ErrorCode ignored;
-        acceptor.cancel(ignored);
       });
 }
 

@@ -1,6 +1,7 @@
-// The handshake of the simulated transport: the hello frame that opens every connection
-// (magic, protocol version, job token, world size, rank, network-clock epoch), its checks,
-// and the deadline-bounded blocking I/O used during set-up, before a node's I/O thread runs.
+// The handshake of the simulated transport between processes: the hello frame that opens
+// every connection of dsgd node and its rendezvous (magic, protocol version, job token,
+// world size, rank, network-clock epoch), its checks, and the deadline-bounded blocking
+// I/O of the rendezvous.
 // A hello's length is checked against kMaxHelloBytes before its payload is read, so a
 // foreign peer cannot make the acceptor allocate more than that. Not the data path: later frames
 // are frame.h's.
@@ -63,6 +64,11 @@ std::optional<Hello> decode_hello(std::span<const uint8_t> payload, std::string*
 // (self = -1: any rank may), otherwise why not ("wrong job token", ...).
 std::string check_hello(const Hello& hello, const JobIdentity& job, int world, int self);
 
+// The header of a connection's first frame, checked before its payload is read: it decodes,
+// it is a hello, and its length is within kMaxHelloBytes (the peer chose it). nullopt with
+// *why otherwise.
+std::optional<FrameHeader> check_hello_header(const HeaderBytes& bytes, std::string* why);
+
 // A 128-bit random token in hex, for a run that makes its own.
 std::string random_token();
 // This machine's identity: a hash of /proc/sys/kernel/random/boot_id (0 if unreadable).
@@ -76,14 +82,12 @@ void log_refusal(const std::string& who, const boost::asio::ip::tcp::socket& soc
                  const std::string& reason);
 
 // --- set-up I/O ------------------------------------------------------------------------
-// Blocking calls with a deadline, for sockets whose io_context no other thread runs (set-up
-// runs before SimNode::start()). Each runs that io_context until its operation completes
+// Blocking calls with a deadline, for sockets whose io_context no other thread runs (the
+// rendezvous). Each runs that io_context until its operation completes
 // or the deadline passes, then cancels it and returns boost::asio::error::timed_out.
 using ErrorCode = boost::system::error_code;
 ErrorCode connect_until(boost::asio::ip::tcp::socket& socket,
                         const boost::asio::ip::tcp::endpoint& peer, Clock::time_point deadline);
-ErrorCode accept_until(boost::asio::ip::tcp::acceptor& acceptor,
-                       boost::asio::ip::tcp::socket& socket, Clock::time_point deadline);
 ErrorCode write_until(boost::asio::ip::tcp::socket& socket, std::span<const uint8_t> bytes,
                       Clock::time_point deadline);
 ErrorCode read_until(boost::asio::ip::tcp::socket& socket, std::span<uint8_t> bytes,

@@ -5,10 +5,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 #include <cstdio>
 #include <cstring>
 
@@ -16,16 +12,11 @@
 
 #include "core/errors.h"
 #include "sim/crc32c.h"
+#include "sim/fd_limit.h"
+#include "sim/loopback_hub.h"
+#include "sim/node_listener.h"
 
 namespace dsgd::sim {
-
-namespace asio = boost::asio;
-using asio::ip::tcp;
-
-namespace {
-// Strangers being read at once beyond this are refused unread.
-constexpr size_t kMaxStrangers = 16;
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Requests
@@ -79,11 +70,15 @@ class SimRequest final : public RequestImpl {
       // it before we return.
       node_.drop_peer(op_->peer, "send passed its deadline");
     }
+    // A peer of another process that crashed before it connected is only found out here
+    // (in one process, its hub tells at once).
+    const bool never = node_.listener_ && op_->peer != kAnySource && !node_.has_link(op_->peer);
     throw TimeoutError(
         fmt::format("rank {}: {} {} {} (tag {}) passed its deadline ({:g} s "
-                    "timeout); is {} alive and {}?",
+                    "timeout); is {} alive and {}?{}",
                     node_.rank(), op_->is_recv ? "recv" : "send", op_->is_recv ? "from" : "to",
-                    peer, op_->tag, seconds, peer, op_->is_recv ? "sending" : "receiving"),
+                    peer, op_->tag, seconds, peer, op_->is_recv ? "sending" : "receiving",
+                    never ? " (it never connected)" : ""),
         op_->peer);
   }
 
@@ -97,6 +92,14 @@ class SimRequest final : public RequestImpl {
 // ---------------------------------------------------------------------------------------
 
 SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock)
+    : SimNode(rank, world, options, network, clock, nullptr) {}
+
+SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock,
+                 LoopbackHub& hub)
+    : SimNode(rank, world, options, network, clock, &hub) {}
+
+SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock,
+                 LoopbackHub* hub)
     : rank_(rank),
       world_(world),
       options_(options),
@@ -104,17 +107,22 @@ SimNode::SimNode(int rank, int world, const NodeOptions& options, Network& netwo
       clock_(clock),
       mailbox_(rank, world, clock, *this) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0)
+  if (wake_fd_ < 0) {
+    if (errno == EMFILE || errno == ENFILE)
+      throw fd_limit_error(fmt::format("rank {}: making its wake-up descriptor", rank));
     throw CommError(fmt::format("rank {}: eventfd failed: {}", rank, std::strerror(errno)), -1);
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(options_.listen_address, ec);
-  if (ec)
-    throw UsageError(fmt::format("listen address '{}': give an IP address, e.g. 0.0.0.0",
-                                 options_.listen_address));
-  acceptor_ = std::make_unique<tcp::acceptor>(io_, tcp::endpoint(address, 0));
+  }
   peers_.reserve(world);
   for (int i = 0; i < world; ++i)
     peers_.push_back(std::make_unique<Peer>());
+  if (hub) {
+    connector_ = hub->join(rank, mailbox_, refusals_);
+  } else {
+    auto listener =
+        std::make_unique<NodeListener>(rank, world, options_.listen_address, mailbox_, refusals_);
+    listener_ = listener.get();
+    connector_ = std::move(listener);
+  }
 }
 
 SimNode::~SimNode() {
@@ -122,165 +130,24 @@ SimNode::~SimNode() {
 }
 
 uint16_t SimNode::port() const {
-  return acceptor_->local_endpoint().port();
+  return connector_->port();
 }
 
-void SimNode::connect(int peer, uint16_t port, const std::string& host) {
-  const Clock::time_point deadline = Clock::now() + timeout();
-  auto socket = std::make_unique<tcp::socket>(io_);
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (!ec) ec = connect_until(*socket, tcp::endpoint(address, port), deadline);
-  const Hello hello{.world = world_,
-                    .rank = rank_,
-                    .epoch_ns = job_.epoch_ns,
-                    .run_hash = job_.run_hash,
-                    .token = job_.token};
-  if (!ec) ec = write_until(*socket, encode_hello(hello), deadline);
-  if (ec)
-    throw CommError(fmt::format("rank {}: cannot connect to rank {} at {}:{}: {}", rank_, peer,
-                                host, port, ec.message()),
-                    peer);
-  attach(peer, std::move(socket));
+void SimNode::set_job(const JobIdentity& job) {
+  job_ = job;
+  if (listener_) listener_->set_job(job);
 }
 
-void SimNode::accept_one() {
-  const Clock::time_point deadline = Clock::now() + timeout();
-  const std::string who = fmt::format("rank {}", rank_);
-  while (true) {
-    auto socket = std::make_unique<tcp::socket>(io_);
-    const boost::system::error_code ec = accept_until(*acceptor_, *socket, deadline);
-    if (ec) {
-      // Higher ranks connect to lower ones: the missing ones are above this rank.
-      std::string missing;
-      int first = -1;
-      for (int p = rank_ + 1; p < world_; ++p)
-        if (!peers_[p]->socket) {
-          missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p);
-          if (first < 0) first = p;
-        }
-      const std::string what =
-          fmt::format("rank {}: rank{} {} did not connect", rank_,
-                      missing.find(',') == std::string::npos ? "" : "s", missing);
-      if (ec == asio::error::timed_out)
-        throw TimeoutError(fmt::format("{} within {:g} s; did it start, with the same --token?",
-                                       what, std::chrono::duration<double>(timeout()).count()),
-                           first);
-      throw CommError(fmt::format("{}: {}", what, ec.message()), first);
-    }
-    std::string why;
-    const auto hello = read_hello(*socket, std::min(deadline, Clock::now() + kHelloTimeout), &why);
-    if (hello) why = check_hello(*hello, job_, world_, rank_);
-    if (why.empty() && hello->rank < rank_)
-      why = fmt::format("rank {} connected to a higher rank (lower ranks accept)", hello->rank);
-    if (why.empty() && peers_[hello->rank]->socket)
-      why = fmt::format("rank {} is connected already", hello->rank);
-    if (why.empty()) {
-      attach(hello->rank, std::move(socket));
-      return;
-    }
-    log_refusal(who, *socket, why);  // and keep accepting: a foreign peer breaks nothing
-    note_refusal(fmt::format("{}: {}", remote_name(*socket), why));
-  }
-}
-
-void SimNode::note_refusal(const std::string& line) {
-  std::lock_guard lock(refusals_mutex_);
-  refusals_.push_back(line);
-}
-
-std::vector<std::string> SimNode::refusals() const {
-  std::lock_guard lock(refusals_mutex_);
-  return refusals_;
-}
-
-// ---------------------------------------------------------------------------------------
-// Strangers: connections after set-up (I/O thread)
-// ---------------------------------------------------------------------------------------
-
-void SimNode::accept_strangers() {
-  auto stranger = std::make_shared<Stranger>(io_);
-  acceptor_->async_accept(stranger->socket, [this, stranger](boost::system::error_code ec) {
-    if (ec == asio::error::operation_aborted || !acceptor_->is_open()) return;  // closing
-    if (!ec) {
-      strangers_.push_back(stranger);
-      if (strangers_.size() > kMaxStrangers)
-        refuse(stranger, fmt::format("more than {} connections at once", kMaxStrangers));
-      else
-        read_stranger(stranger);
-    }
-    // Other errors (a connection reset before it was accepted, out of descriptors) are
-    // the one connection's: keep accepting.
-    accept_strangers();
-  });
-}
-
-void SimNode::read_stranger(const std::shared_ptr<Stranger>& s) {
-  s->timer.expires_after(kHelloTimeout);
-  s->timer.async_wait([this, s](boost::system::error_code ec) {
-    if (!ec) refuse(s, fmt::format("no hello within {} s", kHelloTimeout.count()));
-  });
-  asio::async_read(
-      s->socket, asio::buffer(s->header), [this, s](boost::system::error_code ec, size_t) {
-        if (ec == asio::error::operation_aborted) return;  // refused meanwhile
-        if (ec)
-          return refuse(s, ec == asio::error::eof ? "closed the connection during the handshake"
-                                                  : ec.message());
-        std::string why;
-        const auto header = decode_header(s->header, &why);
-        if (!header) return refuse(s, why);
-        if (header->kind != FrameKind::hello) return refuse(s, "sent data before a hello");
-        if (header->length > kMaxHelloBytes)  // before allocating: the peer chose the length
-          return refuse(s, fmt::format("hello of {} bytes is over the {}-byte limit",
-                                       header->length, kMaxHelloBytes));
-        s->frame = *header;
-        s->payload.resize(header->length);
-        asio::async_read(
-            s->socket, asio::buffer(s->payload), [this, s](boost::system::error_code ec2, size_t) {
-              if (ec2 == asio::error::operation_aborted) return;
-              if (ec2) return refuse(s, "connection lost: " + ec2.message());
-              std::string why2;
-              const auto hello = decode_hello(s->payload, &why2);
-              if (hello) why2 = check_payload(s->frame, s->payload);
-              if (why2.empty()) why2 = check_hello(*hello, job_, world_, rank_);
-              if (why2.empty())
-                why2 =
-                    fmt::format("rank {} is connected already (the run has started)", hello->rank);
-              refuse(s, why2);
-            });
-      });
-}
-
-void SimNode::refuse(const std::shared_ptr<Stranger>& s, const std::string& why) {
-  if (!s->socket.is_open()) return;  // refused already (its timer and its read both fired)
-  log_refusal(fmt::format("rank {}", rank_), s->socket, why);
-  note_refusal(fmt::format("{}: {}", remote_name(s->socket), why));
-  boost::system::error_code ignored;
-  s->timer.cancel();
-  s->socket.close(ignored);
-  strangers_.remove(s);
-}
-
-void SimNode::attach(int peer, std::unique_ptr<tcp::socket> socket) {
-  socket->set_option(tcp::no_delay(true));
-  peers_[peer]->socket = std::move(socket);
+void SimNode::set_peer_addresses(std::vector<PeerAddress> peers) {
+  if (!listener_)
+    throw std::logic_error(
+        "set_peer_addresses: the nodes of one process connect through their hub");
+  listener_->set_peers(std::move(peers));
 }
 
 void SimNode::start() {
-  // The rank thread polls the peers' sockets itself: take them out of Asio, whose reactor
-  // would otherwise wake the I/O thread for every frame that arrives.
-  for (auto& peer : peers_)
-    if (peer->socket) {
-      peer->fd = peer->socket->release();
-      peer->socket.reset();
-    }
   stage_.resize(kStageBytes);
-  accept_strangers();
-  work_.emplace(io_.get_executor());
-  io_thread_ = std::thread([this] {
-    prctl(PR_SET_TIMERSLACK, 1000UL);  // 1 us instead of Linux's default 50 us
-    io_.run();
-  });
+  connector_->start();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -358,6 +225,8 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
     mailbox_.complete(op);
     return Request(std::make_shared<SimRequest>(*this, op), timeout());
   }
+  if (!peer.lost && !has_link(dst) && !open_link(dst, op))
+    return Request(std::make_shared<SimRequest>(*this, op), timeout());
   Network::Arrival arrival =
       network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
@@ -434,41 +303,36 @@ void SimNode::abort(const std::string& reason) {
   mailbox_.abort(reason);
   // The fds stay open (only close() closes them), so shutting them down from this thread
   // cannot hit a descriptor reused meanwhile. The rank thread fails its queued sends.
-  for (const auto& peer : peers_)
-    if (peer->fd >= 0) ::shutdown(peer->fd, SHUT_RDWR);
+  {
+    std::lock_guard lock(fds_mutex_);
+    for (int fd : fds_)
+      ::shutdown(fd, SHUT_RDWR);
+  }
   abort_requested_.store(true);
   wake();
 }
 
 void SimNode::crash() {
-  mailbox_.abort(fmt::format("rank {} crashed", rank_));
+  const std::string reason = fmt::format("rank {} crashed", rank_);
+  mailbox_.abort(reason);
   closing_ = true;
   for (int p = 0; p < world_; ++p)
     drop_peer(p, "crashed");
+  connector_->crashed(reason);
 }
 
 void SimNode::close() {
-  if (closing_.exchange(true) && !io_thread_.joinable() && wake_fd_ < 0) return;
-  if (io_thread_.joinable()) {
-    asio::post(io_, [this] {
-      boost::system::error_code ignored;
-      acceptor_->close(ignored);
-      for (auto& s : strangers_) {  // their pending reads and timers would keep run() going
-        s->timer.cancel();
-        s->socket.close(ignored);
-      }
-      strangers_.clear();
-    });
-    work_.reset();
-    io_thread_.join();
+  if (closing_.exchange(true) && wake_fd_ < 0) return;
+  connector_->close();
+  {
+    std::lock_guard lock(fds_mutex_);
+    for (int fd : fds_)
+      ::close(fd);
+    fds_.clear();
   }
-  boost::system::error_code ignored;
-  if (acceptor_) acceptor_->close(ignored);
-  for (auto& peer : peers_) {
-    if (peer->socket) peer->socket->close(ignored);
-    if (peer->fd >= 0) ::close(peer->fd);
-    peer->fd = -1;
-  }
+  for (auto& peer : peers_)
+    for (Link& link : peer->links)
+      link.fd = -1;
   if (wake_fd_ >= 0) ::close(wake_fd_);
   wake_fd_ = -1;
 }

@@ -3,22 +3,24 @@
 // progress engine does: isend writes at once what the socket takes, and every wait (or
 // test) polls the node's sockets, reading whole frames into the Mailbox and writing what is
 // queued, until its operation is done. So a message costs one wake-up per hop (the kernel
-// waking the receiving rank), not a hand-off through an I/O thread on each side. The I/O
-// thread only accepts (and refuses) connections that arrive after start.
+// waking the receiving rank), not a hand-off through an I/O thread on each side.
+// Connections are made when a pair first talks (connector.h): the first send to a peer
+// connects to it, and a wait also takes the connections peers made meanwhile, so a ring
+// of 256 nodes holds 256 connections, not 256 x 255. The nodes of one process connect
+// through their LoopbackHub; a node of its own process (dsgd node) through its NodeListener.
+// A node sends to a peer on the first connection it had with it and reads every one: two
+// nodes of different processes that connect to each other at the same moment keep both, one
+// per direction, and each direction stays in order.
 // The Network stamps each frame with its arrival time on the network clock and in model
 // time; the receiver's Mailbox keeps it invisible until then.
-// Not a launcher: run_cluster() (cluster.h) builds and wires the nodes.
+// Not a launcher: run_cluster() (cluster.h) builds the nodes.
 #pragma once
 
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)
 
+#include <array>
 #include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <deque>
-#include <boost/asio/steady_timer.hpp>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,11 +30,13 @@
 #include <vector>
 
 #include "core/comm/communicator.h"
+#include "sim/connector.h"
 #include "sim/frame.h"
 #include "sim/handshake.h"
 #include "sim/mailbox.h"
 #include "sim/net_clock.h"
 #include "sim/network.h"
+#include "sim/rendezvous.h"
 
 namespace dsgd::sim {
 
@@ -50,13 +54,20 @@ struct NodeOptions {
 
 // Thrown inside a node's thread when a crash fault fires; the launcher closes the node's
 // connections, as the death of a process would, and lets the others find out.
+
+class LoopbackHub;
+class NodeListener;
 struct NodeCrashed {
   int rank;
 };
 
 class SimNode final : public Communicator, private MailboxDriver {
  public:
+  // A node of its own process: it listens on options.listen_address (NodeListener).
   SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock);
+  // A node that shares this process with the others of `hub`.
+  SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock,
+          LoopbackHub& hub);
   ~SimNode() override;
   SimNode(const SimNode&) = delete;
   SimNode& operator=(const SimNode&) = delete;
@@ -83,28 +94,24 @@ class SimNode final : public Communicator, private MailboxDriver {
   std::string failure() override;  // reads what is ready first, so it sees a peer drop
 
   // --- set-up, before start() -------------------------------------------------------
+  // Where peers connect: this node's own port, or its hub's.
   uint16_t port() const;
-  // The token (and epoch) every connection's hello carries and must match (handshake.h).
-  void set_job(const JobIdentity& job) { job_ = job; }
+  // A node of its own process: the token (and epoch) every connection's hello carries and
+  // must match (handshake.h), and where each rank listens (by rank; this node's own entry
+  // is not used).
+  void set_job(const JobIdentity& job);
+  void set_peer_addresses(std::vector<PeerAddress> peers);
   // false when the nodes' network clocks differ (dsgd node on several machines): frames
   // then carry the link delay the sender computed, and a message becomes visible that long
   // after its bytes arrive (the real transfer time counts twice) instead of at a common time.
   void set_shared_clock(bool shared) { shared_clock_ = shared; }
-  // Blocking, within timeout(): connects to `peer`'s listening port and sends the hello.
-  void connect(int peer, uint16_t port, const std::string& host = "127.0.0.1");
-  // Blocking: accepts connections until one sends a valid hello from a rank not yet
-  // connected; others (wrong token or version, garbage, silence for kHelloTimeout) are
-  // refused with a line on stderr. TimeoutError naming the missing ranks after timeout().
-  void accept_one();
-  // Takes over the peers' sockets and starts the I/O thread. From then on the node still
-  // accepts connections, but only to refuse them (every rank is connected): each is read
-  // up to its hello, within kHelloTimeout, and closed with a line on stderr saying why.
+  // Starts taking connections (before, peers' connections wait in the kernel's backlog).
   // The rank thread that calls send, recv and wait from then on must be a single thread
   // (it may differ from the one that did the set-up).
   void start();
-  // Why each connection was refused or closed so far (set-up, late strangers, and peers
-  // that sent a bad or corrupt frame), in order. Any thread.
-  std::vector<std::string> refusals() const;
+  // Why each connection was refused or closed so far (foreign connections, and peers that
+  // sent a bad or corrupt frame), in order. Any thread.
+  std::vector<std::string> refusals() const { return refusals_.lines(); }
 
   // --- run ---------------------------------------------------------------------------
   Mailbox& mailbox() { return mailbox_; }
@@ -137,12 +144,11 @@ class SimNode final : public Communicator, private MailboxDriver {
     size_t written = 0;           // bytes of header + data in the kernel so far
     size_t size() const { return header.size() + data.size_bytes(); }
   };
-  struct Peer {
-    std::unique_ptr<boost::asio::ip::tcp::socket> socket;  // set-up, until start()
-    int fd = -1;  // from start() until close(); shut down, never closed, when lost
-    // Rank thread only:
-    bool lost = false;
-    std::deque<OutFrame> outbox;  // written in order; the front may be partly written
+  // One TCP connection with a peer, and the frame being read from it (rank thread).
+  struct Link {
+    int fd = -1;              // shut down, never closed, when the peer is lost (see fds_)
+    bool connecting = false;  // a non-blocking connect under way (dsgd node)
+    std::string where;        // the peer's address when this node dialled it
     HeaderBytes in_header{};
     size_t in_header_bytes = 0;  // of the header being read
     bool in_body = false;        // in_frame decoded; reading its payload
@@ -152,6 +158,14 @@ class SimNode final : public Communicator, private MailboxDriver {
     uint64_t in_done = 0;                // payload bytes read so far ...
     uint32_t in_crc = 0;  // ... and their CRC32C, computed while they are hot in cache
     int rcvlowat = 1;     // the socket's SO_RCVLOWAT now (sim/node_io.cpp)
+  };
+  struct Peer {
+    // links[0] carries this node's frames to the peer; a second link (two processes that
+    // dialled each other at once) only brings the peer's. Rank thread only, like the rest.
+    std::array<Link, 2> links;
+    int link_count = 0;
+    bool lost = false;
+    std::deque<OutFrame> outbox;  // written in order; the front may be partly written
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
@@ -159,33 +173,27 @@ class SimNode final : public Communicator, private MailboxDriver {
     double in_last_visible_s = 0;  // clocks not shared: FIFO of visibility
   };
 
-  // A connection accepted after start(): read up to its hello, then refused.
-  struct Stranger {
-    explicit Stranger(boost::asio::io_context& io) : socket(io), timer(io) {}
-    boost::asio::ip::tcp::socket socket;
-    boost::asio::steady_timer timer;  // kHelloTimeout
-    HeaderBytes header{};
-    FrameHeader frame;
-    std::vector<uint8_t> payload;
-  };
-
   // MailboxDriver (node_io.cpp): the progress engine.
   void pump(Clock::time_point until) override;  // rank thread
   void wake() override;                         // any thread
 
-  void attach(int peer, std::unique_ptr<boost::asio::ip::tcp::socket> socket);
-  void accept_strangers();                                                         // I/O thread
-  void read_stranger(const std::shared_ptr<Stranger>& stranger);                   // I/O thread
-  void refuse(const std::shared_ptr<Stranger>& stranger, const std::string& why);  // I/O thread
-  void note_refusal(const std::string& line);                                      // any thread
+  SimNode(int rank, int world, const NodeOptions& options, Network& network, NetClock& clock,
+          LoopbackHub* hub);
+  // Rank thread (node_links.cpp): connections made and taken.
+  bool open_link(int dst, const std::shared_ptr<OpState>& op);  // false: op failed
+  void take_incoming();
+  void add_link(int peer, int fd, bool connecting = false, std::string where = "");
+  void finish_connect(int peer);
+  bool has_link(int peer) const { return peers_[peer]->link_count > 0; }
   // Rank thread (node_io.cpp):
-  void write_peer(int dst);      // writes queued frames until the kernel balks
-  void read_peer(int src);       // read_available, then set_low_water
-  void read_available(int src);  // reads until the socket is drained (or a budget is spent)
-  void set_low_water(Peer& p);   // SO_RCVLOWAT for the payload being read
-  bool consume(int src, const uint8_t* bytes, size_t n);  // false once the peer is dropped
-  bool payload_done(int src);                             // delivers; false if dropped
-  uint8_t* body_at(Peer& peer);  // where the next payload byte of peer's frame goes
+  void poll_links(Clock::time_point until);
+  void write_peer(int dst);                  // writes queued frames until the kernel balks
+  void read_link(int src, Link& link);       // read_available, then set_low_water
+  void read_available(int src, Link& link);  // until drained (or a budget is spent)
+  void set_low_water(Link& link);            // SO_RCVLOWAT for the payload being read
+  bool consume(int src, Link& link, const uint8_t* bytes, size_t n);  // false once dropped
+  bool payload_done(int src, Link& link);                             // delivers; false if dropped
+  uint8_t* body_at(Link& link);  // where the next payload byte of link's frame goes
   void bad_frame(int src, const std::string& why);
   void drop_peer(int peer, const std::string& reason);
   void check_crash_time();
@@ -198,11 +206,12 @@ class SimNode final : public Communicator, private MailboxDriver {
   bool shared_clock_ = true;
   Network& network_;
   NetClock& clock_;
-  boost::asio::io_context io_;
-  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::unique_ptr<Peer>> peers_;
   Mailbox mailbox_;
-  double model_now_s_ = 0;  // rank thread: this node's model clock
+  RefusalLog refusals_;
+  std::unique_ptr<Connector> connector_;
+  NodeListener* listener_ = nullptr;  // connector_, when the node has a port of its own
+  double model_now_s_ = 0;            // rank thread: this node's model clock
   // How late this thread woke for the message it last waited for, plus the time its sends
   // since then spent in the transport (capped): scheduler latency and per-message CPU,
   // artefacts of simulating on few cores, not part of the modelled network. Sends are
@@ -210,20 +219,21 @@ class SimNode final : public Communicator, private MailboxDriver {
   // up hop by hop.
   double lag_s_ = 0;
   static constexpr double kMaxLagS = 0.0005;  // the most a send is stamped early
-  double last_arrival_net_s_ = 0;  // rank thread: latest visible time of a received message
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
-  std::thread io_thread_;
-  int wake_fd_ = -1;                          // eventfd: wake() makes the rank thread's poll return
-  std::vector<uint8_t> stage_;                // rank thread: what one read takes from a socket
-  std::vector<pollfd> poll_fds_;              // rank thread: pump()'s poll set, reused
-  std::vector<int> poll_ranks_;               // the peer behind each entry (-1: wake_fd_)
-  std::atomic<bool> abort_requested_{false};  // abort() from another thread: drop every peer
-  std::atomic<int> frames_queued_{0};         // in outboxes, not yet wholly written
+  double last_arrival_net_s_ = 0;   // rank thread: latest visible time of a received message
+  int wake_fd_ = -1;                // eventfd: wake() makes the rank thread's poll return
+  std::vector<uint8_t> stage_;      // rank thread: what one read takes from a socket
+  std::vector<int> linked_;         // rank thread: peers with a link, in the order made
+  std::vector<Incoming> incoming_;  // rank thread: take_incoming()'s, reused
+  std::vector<pollfd> poll_fds_;    // rank thread: pump()'s poll set, reused
+  std::vector<std::pair<int, int>> poll_links_;  // (peer, link) behind each entry after the first
+  std::atomic<bool> abort_requested_{false};     // abort() from another thread: drop every peer
+  std::atomic<int> frames_queued_{0};            // in outboxes, not yet wholly written
   std::atomic<bool> closing_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
-  std::list<std::shared_ptr<Stranger>> strangers_;  // I/O thread: being read, then refused
-  mutable std::mutex refusals_mutex_;
-  std::vector<std::string> refusals_;
+  // Every connection's descriptor: abort() shuts them down from any thread, close() closes
+  // them. The rank thread adds to it as it connects.
+  std::mutex fds_mutex_;
+  std::vector<int> fds_;
 };
 
 }  // namespace dsgd::sim

@@ -1,5 +1,5 @@
-// SimNode's progress engine: the rank thread's poll over its peers' sockets, reading frames
-// into the Mailbox and writing queued ones. Every function here runs on the rank thread,
+// SimNode's progress engine: the rank thread's poll over its peers' connections, reading
+// frames into the Mailbox and writing queued ones. Every function here runs on the rank thread,
 // except wake().
 #include <poll.h>
 #include <sys/socket.h>
@@ -57,18 +57,27 @@ void SimNode::pump(Clock::time_point until) {
     for (int p = 0; p < world_; ++p)
       drop_peer(p, "the run was aborted");
   }
+  take_incoming();
+  poll_links(until);
+}
+
+// One poll over the wake-up eventfd and every link of every peer not lost, then what it
+// found: connects finished, queued frames written, frames read.
+void SimNode::poll_links(Clock::time_point until) {
   std::vector<pollfd>& fds = poll_fds_;
-  std::vector<int>& ranks = poll_ranks_;
   fds.clear();
-  ranks.clear();
+  poll_links_.clear();
   fds.push_back({.fd = wake_fd_, .events = POLLIN, .revents = 0});
-  ranks.push_back(-1);
-  for (int p = 0; p < world_; ++p) {
+  for (int p : linked_) {
     const Peer& peer = *peers_[p];
-    if (peer.fd < 0 || peer.lost) continue;
-    const short events = POLLIN | (peer.outbox.empty() ? 0 : POLLOUT);
-    fds.push_back({.fd = peer.fd, .events = events, .revents = 0});
-    ranks.push_back(p);
+    if (peer.lost) continue;
+    for (int k = 0; k < peer.link_count; ++k) {
+      const Link& link = peer.links[k];
+      short events = link.connecting ? POLLOUT : POLLIN;
+      if (k == 0 && !link.connecting && !peer.outbox.empty()) events |= POLLOUT;
+      fds.push_back({.fd = link.fd, .events = events, .revents = 0});
+      poll_links_.emplace_back(p, k);
+    }
   }
   const auto left = std::max(until - Clock::now(), Clock::duration::zero());
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
@@ -82,10 +91,17 @@ void SimNode::pump(Clock::time_point until) {
     [[maybe_unused]] const ssize_t n = ::read(wake_fd_, &count, sizeof count);
   }
   for (size_t i = 1; i < fds.size(); ++i) {
-    if (!fds[i].revents) continue;
-    const int p = ranks[i];
-    if (fds[i].revents & POLLOUT) write_peer(p);
-    if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_peer(p);
+    const short revents = fds[i].revents;
+    const auto [p, k] = poll_links_[i - 1];
+    Peer& peer = *peers_[p];
+    if (!revents || peer.lost) continue;  // lost: by a link handled before this one
+    Link& link = peer.links[k];
+    if (link.connecting) {
+      finish_connect(p);
+      if (peer.lost) continue;
+    }
+    if (revents & POLLOUT) write_peer(p);
+    if (revents & (POLLIN | POLLHUP | POLLERR)) read_link(p, link);
   }
 }
 
@@ -96,6 +112,8 @@ void SimNode::pump(Clock::time_point until) {
 // Hands the kernel as much of the queue as it takes, several frames per system call.
 void SimNode::write_peer(int dst) {
   Peer& p = *peers_[dst];
+  if (p.link_count == 0 || p.links[0].connecting) return;  // the pump writes once it is made
+  const int fd = p.links[0].fd;
   while (!p.outbox.empty() && !p.lost) {
     iovec iov[kMaxIov];
     int n_iov = 0;
@@ -114,7 +132,7 @@ void SimNode::write_peer(int dst) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = n_iov;
-    ssize_t n = ::sendmsg(p.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (would_block(errno)) return;  // the pump waits for POLLOUT
@@ -139,20 +157,20 @@ void SimNode::write_peer(int dst) {
 // Reading
 // ---------------------------------------------------------------------------------------
 
-void SimNode::read_peer(int src) {
-  read_available(src);
-  set_low_water(*peers_[src]);
+void SimNode::read_link(int src, Link& link) {
+  read_available(src, link);
+  set_low_water(link);
 }
 
-void SimNode::read_available(int src) {
-  Peer& p = *peers_[src];
+void SimNode::read_available(int src, Link& l) {
+  const Peer& p = *peers_[src];
   size_t budget = kReadBudgetBytes;
   while (!p.lost && budget > 0) {
-    const uint64_t body_left = p.in_body ? p.in_frame.length - p.in_done : 0;
+    const uint64_t body_left = l.in_body ? l.in_frame.length - l.in_done : 0;
     const bool direct = body_left >= kDirectReadBytes;
-    uint8_t* into = direct ? body_at(p) : stage_.data();
+    uint8_t* into = direct ? body_at(l) : stage_.data();
     const size_t want = direct ? std::min<uint64_t>(body_left, kReadChunkBytes) : stage_.size();
-    const ssize_t n = ::recv(p.fd, into, want, MSG_DONTWAIT);
+    const ssize_t n = ::recv(l.fd, into, want, MSG_DONTWAIT);
     if (n == 0) return drop_peer(src, "rank closed its connection");
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -161,10 +179,10 @@ void SimNode::read_available(int src) {
     }
     budget -= std::min<size_t>(budget, n);
     if (direct) {
-      p.in_crc = crc32c(into, n, p.in_crc);
-      p.in_done += n;
-      if (p.in_done == p.in_frame.length && !payload_done(src)) return;
-    } else if (!consume(src, into, n)) {
+      l.in_crc = crc32c(into, n, l.in_crc);
+      l.in_done += n;
+      if (l.in_done == l.in_frame.length && !payload_done(src, l)) return;
+    } else if (!consume(src, l, into, n)) {
       return;
     }
     if (static_cast<size_t>(n) < want) return;  // drained: poll says when more comes
@@ -173,31 +191,30 @@ void SimNode::read_available(int src) {
 
 // While a large payload comes in, poll wakes this thread only when a whole read's worth has
 // arrived (or the rest of the payload), not for every segment the sender's kernel queued.
-void SimNode::set_low_water(Peer& p) {
-  if (p.lost) return;
-  const uint64_t body_left = p.in_body ? p.in_frame.length - p.in_done : 0;
+void SimNode::set_low_water(Link& l) {
+  if (l.fd < 0) return;
+  const uint64_t body_left = l.in_body ? l.in_frame.length - l.in_done : 0;
   const int want = body_left >= kDirectReadBytes
                        ? static_cast<int>(std::min<uint64_t>(body_left, kReadChunkBytes))
                        : 1;
-  if (want == p.rcvlowat) return;
-  if (::setsockopt(p.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) p.rcvlowat = want;
+  if (want == l.rcvlowat) return;
+  if (::setsockopt(l.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) l.rcvlowat = want;
 }
 
 // Parses bytes read through the staging buffer: completes headers and payloads, delivering
-// each whole frame. Nothing stays in the buffer: a partial header is kept in the peer.
-bool SimNode::consume(int src, const uint8_t* bytes, size_t n) {
-  Peer& p = *peers_[src];
+// each whole frame. Nothing stays in the buffer: a partial header is kept in the link.
+bool SimNode::consume(int src, Link& l, const uint8_t* bytes, size_t n) {
   while (n > 0) {
-    if (!p.in_body) {
-      const size_t take = std::min(n, p.in_header.size() - p.in_header_bytes);
-      std::memcpy(p.in_header.data() + p.in_header_bytes, bytes, take);
-      p.in_header_bytes += take;
+    if (!l.in_body) {
+      const size_t take = std::min(n, l.in_header.size() - l.in_header_bytes);
+      std::memcpy(l.in_header.data() + l.in_header_bytes, bytes, take);
+      l.in_header_bytes += take;
       bytes += take;
       n -= take;
-      if (p.in_header_bytes < p.in_header.size()) return true;
-      p.in_header_bytes = 0;
+      if (l.in_header_bytes < l.in_header.size()) return true;
+      l.in_header_bytes = 0;
       std::string why;
-      auto header = decode_header(p.in_header, &why);
+      auto header = decode_header(l.in_header, &why);
       if (header && header->kind != FrameKind::data) why = "a hello after the handshake";
       if (header && header->source != src)
         why = fmt::format("frame claims to come from rank {}", header->source);
@@ -205,74 +222,75 @@ bool SimNode::consume(int src, const uint8_t* bytes, size_t n) {
         bad_frame(src, why);
         return false;
       }
-      p.in_frame = *header;
-      const size_t count = p.in_frame.length / sizeof(float);
+      l.in_frame = *header;
+      const size_t count = l.in_frame.length / sizeof(float);
       // A large frame goes straight into the receive it will match, when that is certain.
-      if (p.in_frame.length >= kDirectReadBytes)
-        p.in_target = mailbox_.claim(src, p.in_frame.tag, count);
-      if (!p.in_target) p.in_payload = mailbox_.take_buffer(count);
-      p.in_done = 0;
-      p.in_crc = 0;
-      p.in_body = true;
+      if (l.in_frame.length >= kDirectReadBytes)
+        l.in_target = mailbox_.claim(src, l.in_frame.tag, count);
+      if (!l.in_target) l.in_payload = mailbox_.take_buffer(count);
+      l.in_done = 0;
+      l.in_crc = 0;
+      l.in_body = true;
     } else {
-      const size_t take = std::min<uint64_t>(n, p.in_frame.length - p.in_done);
-      uint8_t* into = body_at(p);
+      const size_t take = std::min<uint64_t>(n, l.in_frame.length - l.in_done);
+      uint8_t* into = body_at(l);
       std::memcpy(into, bytes, take);
-      p.in_crc = crc32c(into, take, p.in_crc);
-      p.in_done += take;
+      l.in_crc = crc32c(into, take, l.in_crc);
+      l.in_done += take;
       bytes += take;
       n -= take;
     }
-    if (p.in_body && p.in_done == p.in_frame.length && !payload_done(src)) return false;
+    if (l.in_body && l.in_done == l.in_frame.length && !payload_done(src, l)) return false;
   }
   return true;
 }
 
-uint8_t* SimNode::body_at(Peer& p) {
-  if (!p.in_target && p.in_frame.length >= kDirectReadBytes) {
+uint8_t* SimNode::body_at(Link& l) {
+  if (!l.in_target && l.in_frame.length >= kDirectReadBytes) {
     // Its receive may have been posted since the header came: move there, and recycle.
-    p.in_target = mailbox_.claim(p.in_frame.source, p.in_frame.tag, p.in_payload.size());
-    if (p.in_target) {
-      if (p.in_done > 0) std::memcpy(p.in_target->buffer.data(), p.in_payload.data(), p.in_done);
-      mailbox_.give_buffer(std::move(p.in_payload));
-      p.in_payload = {};
+    l.in_target = mailbox_.claim(l.in_frame.source, l.in_frame.tag, l.in_payload.size());
+    if (l.in_target) {
+      if (l.in_done > 0) std::memcpy(l.in_target->buffer.data(), l.in_payload.data(), l.in_done);
+      mailbox_.give_buffer(std::move(l.in_payload));
+      l.in_payload = {};
     }
-  } else if (p.in_target && !mailbox_.claim_valid(*p.in_target)) {
+  } else if (l.in_target && !mailbox_.claim_valid(*l.in_target)) {
     // The receive timed out or failed: its buffer may be gone. The rest goes to a buffer of
     // our own; the bytes read so far are lost, but their CRC is counted, and a message
     // that lost its receive this way is dropped with it.
-    p.in_target.reset();
-    p.in_payload = mailbox_.take_buffer(p.in_frame.length / sizeof(float));
+    l.in_target.reset();
+    l.in_payload = mailbox_.take_buffer(l.in_frame.length / sizeof(float));
   }
-  auto* base = p.in_target ? reinterpret_cast<uint8_t*>(p.in_target->buffer.data())
-                           : reinterpret_cast<uint8_t*>(p.in_payload.data());
-  return base + p.in_done;
+  auto* base = l.in_target ? reinterpret_cast<uint8_t*>(l.in_target->buffer.data())
+                           : reinterpret_cast<uint8_t*>(l.in_payload.data());
+  return base + l.in_done;
 }
 
-bool SimNode::payload_done(int src) {
-  Peer& p = *peers_[src];
-  p.in_body = false;
-  if (p.in_crc != p.in_frame.crc32c) {
+bool SimNode::payload_done(int src, Link& l) {
+  Peer& peer = *peers_[src];
+  l.in_body = false;
+  if (l.in_crc != l.in_frame.crc32c) {
     bad_frame(src, fmt::format("payload CRC32C 0x{:08x} but the header says 0x{:08x}: "
                                "corrupt frame (tag {}, seq {}, {} bytes)",
-                               p.in_crc, p.in_frame.crc32c, p.in_frame.tag, p.in_frame.seq,
-                               p.in_frame.length));
+                               l.in_crc, l.in_frame.crc32c, l.in_frame.tag, l.in_frame.seq,
+                               l.in_frame.length));
     return false;
   }
-  double visible_s = p.in_frame.visible_ns * 1e-9;
+  double visible_s = l.in_frame.visible_ns * 1e-9;
   if (!shared_clock_)  // the sender's delay from now, in arrival order
-    visible_s = p.in_last_visible_s = std::max(clock_.now_s() + visible_s, p.in_last_visible_s);
+    visible_s = peer.in_last_visible_s =
+        std::max(clock_.now_s() + visible_s, peer.in_last_visible_s);
   received_.fetch_add(1, std::memory_order_release);
   Message message{.source = src,
                   .dest = rank_,
-                  .tag = p.in_frame.tag,
-                  .seq = p.in_frame.seq,
-                  .payload = std::move(p.in_payload),
+                  .tag = l.in_frame.tag,
+                  .seq = l.in_frame.seq,
+                  .payload = std::move(l.in_payload),
                   .visible_net_s = visible_s,
-                  .model_s = p.in_frame.model_ns * 1e-9};
-  p.in_payload = {};
-  if (p.in_target)
-    mailbox_.deliver_claimed(std::move(message), std::exchange(p.in_target, nullptr));
+                  .model_s = l.in_frame.model_ns * 1e-9};
+  l.in_payload = {};
+  if (l.in_target)
+    mailbox_.deliver_claimed(std::move(message), std::exchange(l.in_target, nullptr));
   else
     mailbox_.deliver(std::move(message));
   return true;
@@ -288,17 +306,24 @@ void SimNode::bad_frame(int src, const std::string& why) {
   const std::string reason = fmt::format("bad frame from rank {}: {}", src, why);
   fmt::print(stderr, "dsgd: rank {} closed its connection to rank {}: {}\n", rank_, src, reason);
   std::fflush(stderr);
-  note_refusal(fmt::format("rank {}: {}", src, why));
+  refusals_.add(fmt::format("rank {}: {}", src, why));
   drop_peer(src, reason);
 }
 
-// Shuts the connection down (the peer sees EOF) and fails every queued send to it. The fd
-// itself stays open until close(), so abort() on another thread never meets a reused one.
+// Shuts the peer's connections down (it sees EOF) and fails every queued send to it. The
+// fds themselves stay open until close(), so abort() on another thread never meets a
+// reused one. A peer never connected is lost all the same: nothing will be sent to it.
 void SimNode::drop_peer(int peer_rank, const std::string& reason) {
   Peer& peer = *peers_[peer_rank];
-  if (peer.fd < 0 || peer.lost) return;
+  if (peer.lost || peer_rank == rank_) return;
   peer.lost = true;
-  ::shutdown(peer.fd, SHUT_RDWR);
+  for (int k = 0; k < peer.link_count; ++k) {
+    Link& link = peer.links[k];
+    ::shutdown(link.fd, SHUT_RDWR);
+    link.in_body = false;
+    link.in_payload = {};
+    link.in_target.reset();
+  }
   while (!peer.outbox.empty()) {
     std::shared_ptr<OpState> op = std::move(peer.outbox.front().op);
     peer.outbox.pop_front();
@@ -308,9 +333,6 @@ void SimNode::drop_peer(int peer_rank, const std::string& reason) {
           op, std::make_exception_ptr(CommError(
                   fmt::format("rank {}: lost rank {}: {}", rank_, peer_rank, reason), peer_rank)));
   }
-  peer.in_body = false;
-  peer.in_payload = {};
-  peer.in_target.reset();
   if (closing_.load()) return;
   mailbox_.peer_lost(peer_rank, reason);
 }

@@ -79,7 +79,7 @@ void run_node_process(const NodeProcessOptions& p, const ClusterOptions& options
   const NodeJob job{
       .job = {.token = p.token, .epoch_ns = rendezvous.epoch_ns(), .run_hash = p.run_hash},
       .epoch = same_host ? epoch : Clock::now()};
-  const auto node = make_node(options, p.rank, network, *clock, job, p.listen.to_string());
+  const auto node = make_node(options, p.rank, network, *clock, job, nullptr, p.listen.to_string());
   if (p.on_listening) p.on_listening(node->port());
 
   const RendezvousTable table = rendezvous.finish(node->port());
@@ -89,7 +89,7 @@ void run_node_process(const NodeProcessOptions& p, const ClusterOptions& options
         "use --clock auto");
   node->set_shared_clock(p.clock == ClockChoice::shared ||
                          (p.clock == ClockChoice::automatic && table.one_host));
-  join_mesh(*node, table.peers);
+  node->set_peer_addresses(table.peers);
   node->start();
   if (!run_node_function(*node, fn, options.timeout))
     throw CommError(fmt::format("rank {} crashed (a --crash fault)", p.rank), p.rank);

@@ -1,12 +1,12 @@
 // One simulated node as its own process (`dsgd node`): the rendezvous with rank 0, which
-// hosts it; the run's epoch and network clock; the node and its mesh links to the other
-// processes; then the node function. The many-process twin of run_cluster (cluster.h):
-// both make, link and run their nodes alike (node_setup.h).
-// Clocks: ranks on one machine share CLOCK_MONOTONIC, so with rank 0's epoch their network
-// clocks agree and frames carry absolute arrival times, as between threads. Machines' clocks
-// differ: when a rank runs elsewhere (its boot id differs from rank 0's), every node stamps
-// frames with the link delay instead and the receiver counts it from the bytes' arrival.
-// Not a process launcher: one process per rank is started by the user (shell, ssh, script).
+// hosts it; the run's epoch and network clock; the node, which learns every rank's address
+// and connects to a peer when it first sends to it; then the node function. The many-process twin
+// of run_cluster (cluster.h): both make, link and run their nodes alike (node_setup.h). Clocks:
+// ranks on one machine share CLOCK_MONOTONIC, so with rank 0's epoch their network clocks agree and
+// frames carry absolute arrival times, as between threads. Machines' clocks differ: when a rank
+// runs elsewhere (its boot id differs from rank 0's), every node stamps frames with the link delay
+// instead and the receiver counts it from the bytes' arrival. Not a process launcher: one process
+// per rank is started by the user (shell, ssh, script).
 #pragma once
 
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)

@@ -185,12 +185,8 @@ struct RendezvousServer::Impl {
         return refuse(conn, ec == asio::error::eof ? "closed the connection during the handshake"
                                                    : ec.message());
       std::string why;
-      const auto header = decode_header(conn->header, &why);
+      const auto header = check_hello_header(conn->header, &why);
       if (!header) return refuse(conn, why);
-      if (header->kind != FrameKind::hello) return refuse(conn, "sent data before a hello");
-      if (header->length > kMaxHelloBytes)  // before allocating: the peer chose the length
-        return refuse(conn, fmt::format("hello of {} bytes is over the {}-byte limit",
-                                        header->length, kMaxHelloBytes));
       conn->frame = *header;
       conn->payload.resize(header->length);
       asio::async_read(conn->socket, asio::buffer(conn->payload),

@@ -154,10 +154,10 @@ TEST_CASE("bench collective --explain prints each algorithm's cost and auto's pi
 TEST_CASE("bench collective refuses bad flags with exit code 2 and one line", "[bench][cli]") {
   TempDir dir;
   for (const std::string& flags : std::vector<std::string>{
-           "--op alltoall", "--algorithm fast", "--op broadcast --algorithm ring", "--min-bytes 4X",
-           "--min-bytes 8K --max-bytes 4K", "--max-bytes 2G", "--nodes 0", "--iters 0",
-           "--warmup -1", "--step-factor 1", "--root 4", "--reduce-op mean", "--latency 2parsecs",
-           "--backend tcp", "--json " + dir / "missing/rows.json"}) {
+           "--op alltoall", "--algorithm fast", "--op broadcast --algorithm halving_doubling",
+           "--min-bytes 4X", "--min-bytes 8K --max-bytes 4K", "--max-bytes 2G", "--nodes 0",
+           "--iters 0", "--warmup -1", "--step-factor 1", "--root 4", "--reduce-op mean",
+           "--latency 2parsecs", "--backend tcp", "--json " + dir / "missing/rows.json"}) {
     const auto r = run_dsgd("bench collective " + flags);
     INFO(flags << "\n" << r.err);
     CHECK(r.exit_code == 2);

@@ -112,7 +112,17 @@ TEST_CASE("automatic choice follows the cost model and depends on world and byte
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::native, 5, 4096) == Algorithm::tree);
   CHECK(resolve_algorithm(CollectiveOp::broadcast, Algorithm::automatic, 5, 4096) ==
         Algorithm::tree);
-  CHECK_THROWS_AS(collective_cost(CollectiveOp::broadcast, Algorithm::ring, 4, 64), UsageError);
+  CHECK_THROWS_AS(collective_cost(CollectiveOp::broadcast, Algorithm::halving_doubling, 4, 64),
+                  UsageError);
+  // The chain broadcast: R-1 hops of the whole buffer, pipelined in segments over 4 MiB.
+  const Cost chain = collective_cost(CollectiveOp::broadcast, Algorithm::ring, 5, 400);
+  CHECK(chain.steps == 4);
+  CHECK(chain.critical_path_bytes == 4 * 400);
+  CHECK(chain.bytes_sent_per_rank == 400);
+  const size_t big = 3 * kRingSegmentFloats * sizeof(float);
+  // 3 segments: 4 latencies and (R-2+m) = 6 segment times, not 4 whole-buffer hops.
+  const Cost piped = collective_cost(CollectiveOp::broadcast, Algorithm::ring, 5, big);
+  CHECK(piped.predict_s(1e-3, 1e9) == Approx(4e-3 + 6 * (big / 3.0) / 1e9));
   CHECK_THROWS_AS(collective_cost(CollectiveOp::all_reduce, Algorithm::ring, 0, 64), UsageError);
   CHECK_THAT(cost_formula(CollectiveOp::all_reduce, Algorithm::ring),
              Catch::StartsWith("2(R-1) * (a + S/R/B)"));

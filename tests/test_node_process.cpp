@@ -1,7 +1,8 @@
 // dsgd node: ranks as separate processes. Three `dsgd node` processes must train exactly as
 // `dsgd train --nodes 3`; foreign connections (wrong token, wrong protocol version, garbage,
 // an absurd length) are refused without harming the run; a missing rank makes the others
-// fail within the deadline. Also the handshake codec and SimNode's set-up, in process.
+// fail within the deadline. Also the handshake codec and nodes with ports of their own, in
+// process.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -21,7 +23,9 @@
 
 #include "cli_runner.h"
 #include "core/errors.h"
+#include "listening_nodes.h"
 #include "raw_socket.h"
+#include "wait_until.h"
 #include "core/io/npz.h"
 #include "sim/handshake.h"
 #include "sim/node.h"
@@ -258,7 +262,7 @@ TEST_CASE("rendezvous addresses: IPv4 or localhost with a port, nothing looked u
 // SimNode set-up, in process
 // ---------------------------------------------------------------------------------------
 
-TEST_CASE("accept_one refuses garbage and a wrong token, then takes the real peer",
+TEST_CASE("a node's port refuses garbage and a wrong token, and takes a peer's first send",
           "[handshake][sim]") {
   sim::Network network({}, 2);
   sim::NetClock clock;
@@ -269,38 +273,48 @@ TEST_CASE("accept_one refuses garbage and a wrong token, then takes the real pee
   intruder.set_job({.token = "guess"});
   for (auto* n : {&node0, &node1, &intruder})
     n->set_timeout(3s);
+  dsgd::test::start_listening({&node0, &node1}, {&intruder});
   const int junk = raw_connect(node0.port());
   raw_send(junk, garbage());
-  intruder.connect(0, node0.port());
-  node1.connect(0, node0.port());
-  node0.accept_one();  // refuses two, accepts the third
-  CHECK(closed_by_peer(junk, 1s));
-  ::close(junk);
-  // The accepted connection is node1's: a message goes through.
-  node0.start();
-  node1.start();
+  // Each connects when it first sends; the intruder's connection is refused.
   std::vector<float> x{1, 2, 3}, y(3, 0);
+  intruder.send(x, 0, 7);
+  intruder.flush(Clock::now() + 3s);
   node1.send(x, 0, 7);
+  node1.flush(Clock::now() + 3s);
   node0.recv(y, 1, 7);
   CHECK(y == x);
-  node0.close();
-  node1.close();
+  CHECK(closed_by_peer(junk, 3s));
+  ::close(junk);
+  CHECK(dsgd::test::wait_for([&] { return node0.refusals().size() >= 2; }, 5s));
+  const std::vector<std::string> refusals = node0.refusals();
+  INFO(Catch::Detail::stringify(refusals));
+  CHECK(std::any_of(refusals.begin(), refusals.end(),
+                    [](const std::string& r) { return r.find("wrong job token") != r.npos; }));
+  CHECK(std::any_of(refusals.begin(), refusals.end(),
+                    [](const std::string& r) { return r.find("bad frame magic") != r.npos; }));
+  for (auto* n : {&node0, &node1, &intruder})
+    n->close();
 }
 
-TEST_CASE("accept_one's deadline fires and names the rank that never connected",
+TEST_CASE("a receive from a rank of another process that never connects names it at the deadline",
           "[handshake][sim]") {
   sim::Network network({}, 3);
   sim::NetClock clock;
   sim::SimNode node(1, 3, {}, network, clock);
   node.set_job({.token = "sesame"});
   node.set_timeout(300ms);
+  node.set_peer_addresses({{"127.0.0.1", 1}, {"127.0.0.1", node.port()}, {"127.0.0.1", 1}});
+  node.start();
   const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> buffer(1);
   try {
-    node.accept_one();
-    FAIL("accept_one returned without a peer");
+    node.recv(buffer, 2, 0);
+    FAIL("recv returned without a peer");
   } catch (const TimeoutError& e) {
     CHECK(e.peer() == 2);
-    CHECK(std::string(e.what()).find("rank 2 did not connect") != std::string::npos);
+    CHECK_THAT(e.what(),
+               Catch::Contains("recv from rank 2") && Catch::Contains("it never connected"));
   }
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -16,11 +16,14 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/comm/collectives.h"
 #include "core/errors.h"
+#include "listening_nodes.h"
 #include "raw_socket.h"
+#include "wait_until.h"
 #include "sim/cluster.h"
 #include "sim/crc32c.h"
 #include "sim/frame.h"
@@ -142,7 +145,7 @@ TEST_CASE("frame headers carry the payload's CRC32C, a flipped bit is caught", "
   CHECK_THAT(why, Catch::Contains("reserved"));
 }
 
-TEST_CASE("a hello with a corrupt payload is refused at set-up, one of version 1 is named",
+TEST_CASE("a hello with a corrupt payload is refused, one of version 1 is named",
           "[wire][handshake]") {
   sim::Network network({}, 2);
   sim::NetClock clock;
@@ -151,6 +154,7 @@ TEST_CASE("a hello with a corrupt payload is refused at set-up, one of version 1
   node1.set_job({.token = "sesame"});
   node0.set_timeout(5s);
   node1.set_timeout(5s);
+  start_listening({&node0, &node1});
   std::vector<uint8_t> corrupt = sim::encode_hello({.world = 2, .rank = 1, .token = "sesame"});
   corrupt.back() ^= 1;  // in the token's padding: decodes, but the CRC no longer fits
   const int bad = raw_connect(node0.port());
@@ -160,12 +164,17 @@ TEST_CASE("a hello with a corrupt payload is refused at set-up, one of version 1
   std::fill(v1.begin() + 44, v1.begin() + 48, 0);
   const int old = raw_connect(node0.port());
   raw_send(old, v1);
-  node1.connect(0, node0.port());
-  node0.accept_one();  // refuses both, then takes node1
+  // Both are refused; node1's connection, made when it first sends, is taken.
+  std::vector<float> x{4, 5}, y(2);
+  node1.send(x, 0, 3);
+  node1.flush(Clock::now() + 5s);
+  node0.recv(y, 1, 3);
+  CHECK(y == x);
   CHECK(closed_by_peer(bad, 5s));
   CHECK(closed_by_peer(old, 5s));
   ::close(bad);
   ::close(old);
+  CHECK(wait_for([&] { return node0.refusals().size() >= 2; }, 5s));
   const auto refusals = node0.refusals();
   INFO(Catch::Detail::stringify(refusals));
   CHECK(contains(refusals, "CRC32C"));
@@ -177,63 +186,109 @@ TEST_CASE("a hello with a corrupt payload is refused at set-up, one of version 1
 // ---------------------------------------------------------------------------------------
 
 TEST_CASE(
-    "wrong token, wrong version and garbage sent to a running node are refused, the run "
-    "goes on with exact results",
-    "[wire][sim][network]") {
-  constexpr int kNodes = 3;
-  std::array<std::atomic<sim::SimNode*>, kNodes> nodes{};
-  std::vector<std::vector<float>> results(kNodes);
-  std::vector<float> firsts(kNodes);
-  std::vector<std::string> refusals;
-  bool all_closed = true;
-  sim::run_cluster({.nodes = kNodes, .timeout = 30s}, [&](Communicator& comm) {
-    const int r = comm.rank();
-    nodes[r] = &dynamic_cast<sim::SimNode&>(comm);
-    std::vector<float> a(1000, static_cast<float>(r + 1));
-    all_reduce(comm, a, ReduceOp::SUM);  // every node is running, every node's port known
-    if (r == 0) {
-      // While ranks 1 and 2 wait for rank 0 in the next all-reduce, strangers knock on
-      // rank 1's port.
-      const uint16_t port = nodes[1].load()->port();
-      std::vector<int> fds;
-      fds.push_back(raw_connect(port));
-      raw_send(fds.back(), sim::encode_hello({.world = kNodes, .rank = 2, .token = "guess"}));
-      fds.push_back(raw_connect(port));
-      raw_send(fds.back(), sim::encode_hello({.version = 99, .world = kNodes, .rank = 2}));
-      fds.push_back(raw_connect(port));
-      raw_send(fds.back(), garbage());
-      fds.push_back(raw_connect(port));
-      raw_send(fds.back(), data_frame(2, 0, 0, {1.0f, 2.0f}));  // data without a hello
-      std::vector<uint8_t> huge = sim::encode_hello({.world = kNodes, .rank = 2});
-      huge.resize(sim::kFrameHeaderBytes);
-      huge[43] = 0x40;  // length 1 GiB: refused before anything is allocated
-      fds.push_back(raw_connect(port));
-      raw_send(fds.back(), huge);
-      for (int fd : fds) {
-        all_closed = all_closed && closed_by_peer(fd, 10s);
-        ::close(fd);
-      }
-      refusals = nodes[1].load()->refusals();
-    }
-    // The run goes on: exact sums (small integers) through every algorithm's transport.
-    std::vector<float> b(100003);
-    for (size_t i = 0; i < b.size(); ++i)
-      b[i] = static_cast<float>((r + 1) * (i % 7));
-    all_reduce(comm, b, ReduceOp::SUM, {.algorithm = Algorithm::ring});
-    results[r] = std::move(b);
-    firsts[r] = a[17];  // checked on the test's thread: Catch2 asserts are not thread-safe
-  });
-  CHECK(all_closed);
+    "strangers on the port of a running node of its own are refused, silent ones delay no "
+    "peer",
+    "[wire][handshake][sim]") {
+  sim::Network network({}, 2);
+  sim::NetClock clock;
+  sim::SimNode node0(0, 2, {}, network, clock), node1(1, 2, {}, network, clock);
+  for (auto* n : {&node0, &node1}) {
+    n->set_job({.token = "sesame"});
+    n->set_timeout(10s);
+  }
+  start_listening({&node0, &node1});
+  const uint16_t port = node0.port();
+  // Three that connect and say nothing: each would hold a blocking handshake for 5 s.
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i)
+    silent.push_back(raw_connect(port));
+  std::vector<int> fds;
+  fds.push_back(raw_connect(port));
+  raw_send(fds.back(), sim::encode_hello({.world = 2, .rank = 1, .token = "guess"}));
+  fds.push_back(raw_connect(port));
+  raw_send(fds.back(), sim::encode_hello({.version = 99, .world = 2, .rank = 1}));
+  fds.push_back(raw_connect(port));
+  raw_send(fds.back(), garbage());
+  fds.push_back(raw_connect(port));
+  raw_send(fds.back(), data_frame(1, 0, 0, {1.0f, 2.0f}));  // data without a hello
+  std::vector<uint8_t> huge = sim::encode_hello({.world = 2, .rank = 1});
+  huge.resize(sim::kFrameHeaderBytes);
+  huge[43] = 0x40;  // length 1 GiB: refused before anything is allocated
+  fds.push_back(raw_connect(port));
+  raw_send(fds.back(), huge);
+  // The real peer's first message comes through long before the silent ones time out.
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> b(100003), got(100003);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(i % 7);
+  Request sent = node1.isend(b, 0, 9);
+  std::thread receiver([&] { node0.recv(got, 1, 9); });
+  node1.wait(sent);
+  receiver.join();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took < 2.0);  // a bound: the hello timeout is 5 s
+  CHECK(got == b);
+  for (int fd : fds) {
+    CHECK(closed_by_peer(fd, 10s));
+    ::close(fd);
+  }
+  for (int fd : silent)
+    ::close(fd);
+  CHECK(wait_for([&] { return node0.refusals().size() >= 5; }, 10s));
+  const auto refusals = node0.refusals();
   INFO(Catch::Detail::stringify(refusals));
-  REQUIRE(refusals.size() == 5);
   CHECK(contains(refusals, "127.0.0.1:"));
   CHECK(contains(refusals, "wrong job token"));
   CHECK(contains(refusals, "wrong protocol version 99"));
   CHECK(contains(refusals, "bad frame magic"));
   CHECK(contains(refusals, "sent data before a hello"));
   CHECK(contains(refusals, "over the"));
+  node0.close();
+  node1.close();
+}
+
+TEST_CASE(
+    "strangers on the port of an in-process cluster are closed unread at its next connection, "
+    "the run goes on with exact results",
+    "[wire][sim][network]") {
+  constexpr int kNodes = 3;
+  std::vector<std::vector<float>> results(kNodes);
+  std::vector<std::string> refusals;
+  bool all_closed = true;
+  sim::run_cluster({.nodes = kNodes, .timeout = 30s}, [&](Communicator& comm) {
+    const int r = comm.rank();
+    auto& node = dynamic_cast<sim::SimNode&>(comm);
+    std::vector<float> token(1);
+    if (r == 0) {
+      // Before rank 0 talks to anyone, strangers knock on the cluster's port; rank 0's
+      // first send makes a connection there, which closes them.
+      std::vector<int> fds;
+      fds.push_back(raw_connect(node.port()));
+      raw_send(fds.back(), sim::encode_hello({.world = kNodes, .rank = 2, .token = "guess"}));
+      fds.push_back(raw_connect(node.port()));
+      raw_send(fds.back(), garbage());
+      fds.push_back(raw_connect(node.port()));
+      comm.send(token, 1, 0);
+      for (int fd : fds) {
+        all_closed = all_closed && closed_by_peer(fd, 10s);
+        ::close(fd);
+      }
+      comm.send(token, 2, 0);
+      refusals = node.refusals();
+    } else {
+      comm.recv(token, 0, 0);
+    }
+    std::vector<float> b(100003);
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<float>((r + 1) * (i % 7));
+    all_reduce(comm, b, ReduceOp::SUM, {.algorithm = Algorithm::ring});
+    results[r] = std::move(b);
+  });
+  CHECK(all_closed);
+  INFO(Catch::Detail::stringify(refusals));
+  REQUIRE(refusals.size() == 3);
+  CHECK(contains(refusals, "not a connection of this run"));
   for (int r = 0; r < kNodes; ++r) {
-    CHECK(firsts[r] == 6.0f);
     REQUIRE(results[r].size() == 100003);
     for (size_t i = 0; i < results[r].size(); ++i)
       REQUIRE(results[r][i] == static_cast<float>(6 * (i % 7)));
@@ -246,7 +301,8 @@ TEST_CASE(
 
 namespace {
 
-// Rank 0 as a real SimNode; rank 1 a raw socket that passed the handshake.
+// Rank 0 as a real SimNode with a port of its own; rank 1 a raw socket that passed the
+// handshake.
 struct RawPeer {
   sim::Network network{{}, 2};
   sim::NetClock clock;
@@ -258,8 +314,7 @@ struct RawPeer {
     node.set_timeout(10s);
     fd = raw_connect(node.port());
     raw_send(fd, sim::encode_hello({.world = 2, .rank = 1, .token = "sesame"}));
-    node.accept_one();
-    node.start();
+    node.start();  // its I/O thread takes the connection; a wait hands it to the node
   }
   ~RawPeer() {
     node.close();

@@ -17,6 +17,7 @@ constexpr CollectiveTag kTags[] = {
     {t::kScatter, CollectiveOp::scatter, Algorithm::naive, "scatter"},
     {t::kAllGather, CollectiveOp::all_gather, Algorithm::ring, "all_gather"},
     {t::kReduceScatter, CollectiveOp::reduce_scatter, Algorithm::ring, "reduce_scatter"},
+    {t::kBroadcastRing, CollectiveOp::broadcast, Algorithm::ring, "broadcast ring"},
 };
 
 }  // namespace

@@ -13,7 +13,9 @@ struct CollectiveTag {
   int tag = 0;
   CollectiveOp op = CollectiveOp::all_reduce;
   Algorithm algorithm = Algorithm::automatic;  // automatic: the barrier's dissemination
-  const char* label = "";  // the op, and for all_reduce the algorithm as --allreduce spells it
+  // The op, and for all_reduce the algorithm as --allreduce spells it; broadcast's second
+  // algorithm adds its name ("broadcast ring").
+  const char* label = "";
 };
 
 // The entry of a reserved tag; nullptr for a user tag or a reserved tag no collective uses.

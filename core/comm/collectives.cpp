@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -48,23 +50,45 @@ void copy_floats(std::span<const float> from, std::span<float> to) {
     std::memmove(to.data(), from.data(), from.size_bytes());
 }
 
-// The one algorithm of every op but all_reduce.
-Algorithm own_algorithm(CollectiveOp op) {
+// The algorithms of every op but all_reduce; the first is automatic's choice.
+constexpr Algorithm kTree[] = {Algorithm::tree};
+constexpr Algorithm kTreeOrRing[] = {Algorithm::tree, Algorithm::ring};
+constexpr Algorithm kDirect[] = {Algorithm::naive};
+constexpr Algorithm kRing[] = {Algorithm::ring};
+constexpr Algorithm kDissemination[] = {Algorithm::automatic};
+
+std::span<const Algorithm> offered_algorithms(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::broadcast:
+      return kTreeOrRing;
     case CollectiveOp::reduce:
-      return Algorithm::tree;
+      return kTree;
     case CollectiveOp::gather:
     case CollectiveOp::scatter:
-      return Algorithm::naive;
+      return kDirect;
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter:
-      return Algorithm::ring;
+      return kRing;
     case CollectiveOp::barrier:
     case CollectiveOp::all_reduce:
       break;
   }
-  return Algorithm::automatic;
+  return kDissemination;
+}
+
+// "has one algorithm (ring)" or "offers tree (binomial tree) and ring (chain along the ring)".
+std::string describe_offered(CollectiveOp op) {
+  const std::span<const Algorithm> offered = offered_algorithms(op);
+  if (offered.size() == 1)
+    return fmt::format("has one algorithm ({})", algorithm_label(op, offered[0]));
+  std::string list;
+  for (size_t i = 0; i < offered.size(); ++i)
+    list += fmt::format("{}{} ({})",
+                        i == 0                    ? ""
+                        : i + 1 == offered.size() ? " and "
+                                                  : ", ",
+                        to_string(offered[i]), algorithm_label(op, offered[i]));
+  return "offers " + list;
 }
 
 }  // namespace
@@ -132,12 +156,14 @@ CollectiveOp parse_collective_op(const std::string& text) {
 Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested, int world, size_t bytes) {
   if (requested == Algorithm::native) requested = Algorithm::automatic;
   if (op != CollectiveOp::all_reduce) {
-    const Algorithm own = own_algorithm(op);
-    if (requested == Algorithm::automatic || requested == own) return own;
+    const std::span<const Algorithm> offered = offered_algorithms(op);
+    if (requested == Algorithm::automatic) return offered[0];
+    for (Algorithm a : offered)
+      if (a == requested) return a;
     throw UsageError(
-        fmt::format("{}: algorithm {} is for all_reduce; {} has one algorithm ({}), "
-                    "chosen by auto (or the backend's own: native)",
-                    to_string(op), to_string(requested), to_string(op), algorithm_label(op, own)));
+        fmt::format("{}: algorithm {} is for all_reduce; {} {}, chosen by auto (or "
+                    "the backend's own: native)",
+                    to_string(op), to_string(requested), to_string(op), describe_offered(op)));
   }
   if (requested != Algorithm::automatic) return requested;
   // The fastest under the cost model on a nominal link; ties go to the earlier entry.
@@ -158,7 +184,7 @@ const char* algorithm_label(CollectiveOp op, Algorithm resolved) {
       return op == CollectiveOp::all_reduce ? "naive (reduce to rank 0, send back)"
                                             : "direct (root to/from every rank)";
     case Algorithm::ring:
-      return "ring";
+      return op == CollectiveOp::broadcast ? "chain along the ring" : "ring";
     case Algorithm::tree:
       return op == CollectiveOp::all_reduce ? "binomial tree reduce + broadcast" : "binomial tree";
     case Algorithm::halving_doubling:
@@ -178,11 +204,15 @@ const char* algorithm_label(CollectiveOp op, Algorithm resolved) {
 void broadcast(Communicator& comm, std::span<float> data, int root,
                const CollectiveOptions& options) {
   check_root(comm, root, "broadcast");
-  resolve_algorithm(CollectiveOp::broadcast, options.algorithm, comm.size(), data.size_bytes());
+  const Algorithm algorithm =
+      resolve_algorithm(CollectiveOp::broadcast, options.algorithm, comm.size(), data.size_bytes());
   CollectiveScope scope(comm, "broadcast", data.size_bytes());
   if (comm.size() == 1) return;
   if (options.algorithm == Algorithm::native && comm.native_broadcast(data, root)) return;
-  broadcast_binomial(comm, data, root);
+  if (algorithm == Algorithm::ring)
+    broadcast_chain(comm, data, root);
+  else
+    broadcast_binomial(comm, data, root);
 }
 
 void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,

@@ -47,10 +47,12 @@ struct CollectiveOptions {
 // The dsgd algorithm that runs for `op` when `requested` is asked for (for native: the one
 // that runs where the backend has none). all_reduce offers naive, ring, tree and
 // halving_doubling; automatic picks the one the cost model (cost_model.h) predicts fastest
-// for a nominal link, from world and bytes only, so every rank picks the same. Every other
-// op has one algorithm: broadcast and reduce tree (binomial), gather and scatter naive
-// (direct to/from the root), all_gather and reduce_scatter ring, barrier automatic
-// (dissemination). Asking an op for an algorithm it lacks is a UsageError.
+// for a nominal link, from world and bytes only, so every rank picks the same. broadcast
+// offers tree (binomial, automatic's choice) and ring (a chain along the ring, which talks
+// over the ring all_reduce's pairs only). Every other op has one algorithm: reduce tree
+// (binomial), gather and scatter naive (direct to/from the root), all_gather and
+// reduce_scatter ring, barrier automatic (dissemination). Asking an op for an algorithm it
+// lacks is a UsageError.
 Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested, int world, size_t bytes);
 // What the resolved algorithm is called for this op: "binomial tree", "ring", ...
 const char* algorithm_label(CollectiveOp op, Algorithm resolved);
@@ -70,6 +72,7 @@ inline constexpr int kGather = kCollectiveTagBase + 8;
 inline constexpr int kScatter = kCollectiveTagBase + 9;
 inline constexpr int kAllGather = kCollectiveTagBase + 10;
 inline constexpr int kReduceScatter = kCollectiveTagBase + 11;
+inline constexpr int kBroadcastRing = kCollectiveTagBase + 12;
 }  // namespace collective_tag
 
 // Shapes: R = world size, c = elements each rank contributes or receives.
@@ -107,6 +110,8 @@ void all_reduce_tree(Communicator& comm, std::span<float> data, ReduceOp op);
 void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, ReduceOp op);
 void broadcast_binomial(Communicator& comm, std::span<float> data, int root,
                         int tag = collective_tag::kBroadcast);
+void broadcast_chain(Communicator& comm, std::span<float> data, int root,
+                     int tag = collective_tag::kBroadcastRing);
 // acc: this rank's contribution, used as scratch on every rank; on root the reduction
 // (before finish_reduce: AVG is still a sum). Non-roots end with a partial result.
 void reduce_binomial(Communicator& comm, std::span<float> acc, ReduceOp op, int root,

@@ -86,6 +86,18 @@ Cost halving_doubling_cost(int world, size_t count) {
   return cost;
 }
 
+// broadcast_chain.cpp: R-1 hops of the whole buffer in m pipelined segments, each hop on a
+// link of its own, so the last segment leaves the root after m-1 others and then crosses
+// R-1 links: (R-2+m) segment times. (Cost::segments pipelines one link's steps, as in the
+// ring; here the pipeline is in the bytes on the critical path.)
+Cost chain_cost(int world, size_t count) {
+  const double whole = count * kFloat;
+  const int m = ring_segments(count);
+  return {.steps = world - 1,
+          .bytes_sent_per_rank = whole,
+          .critical_path_bytes = (world - 2 + m) * whole / m};
+}
+
 Cost ring_cost(int steps, double piece_bytes) {
   return {.steps = steps,
           .bytes_sent_per_rank = steps * piece_bytes,
@@ -112,6 +124,7 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
   const double piece = count / world * kFloat;  // c floats: one rank's row
   switch (op) {
     case CollectiveOp::broadcast:
+      if (a == Algorithm::ring) return chain_cost(world, count);
       return tree_cost(world, whole, false, true);
     case CollectiveOp::reduce:
       return tree_cost(world, whole, true, false);
@@ -149,6 +162,9 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
 std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
   switch (op) {
     case CollectiveOp::broadcast:
+      if (algorithm == Algorithm::ring)
+        return "(R-1) * (a + S/B); over 4 MiB in m pipelined pieces: (R-1) a + (R-2+m) S/m/B";
+      return "D * (a + S/B), D = max popcount(v < R) <= ceil(log2 R)";
     case CollectiveOp::reduce:
       return "D * (a + S/B), D = max popcount(v < R) <= ceil(log2 R)";
     case CollectiveOp::gather:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/comm/chunks.h"
 #include "core/comm/halving_doubling_schedule.h"
 #include "core/comm/ring_schedule.h"
 
@@ -118,6 +119,17 @@ MessagePhase ring_rows(MessagePhase p, int world, int src, int m, bool reducing)
   return p;
 }
 
+// The chain broadcast (broadcast_chain.cpp): every rank but the last sends each of the
+// buffer's segments once, to the next rank, so its m-th message is segment m. Which hop of
+// the chain it is depends on the root, which the message does not say.
+MessagePhase chain(MessagePhase p, int m, size_t count) {
+  p.steps = p.segments = ring_segments(count);
+  if (m >= p.steps) return p;
+  p.phase = Phase::broadcast;
+  p.step = p.segment = m;
+  return p;
+}
+
 MessagePhase direct(MessagePhase p, Phase phase) {
   p.phase = phase;
   p.step = 0;
@@ -165,6 +177,7 @@ MessagePhase message_phase(int tag, int world, int src, int dst, int m, size_t c
     case CollectiveOp::all_reduce:
       return all_reduce_phase(p, world, src, dst, m, count);
     case CollectiveOp::broadcast:
+      if (p.collective->algorithm == Algorithm::ring) return chain(p, m, count);
       return binomial(p, world, src, dst, false, false);
     case CollectiveOp::reduce:
       return binomial(p, world, src, dst, true, false);

@@ -2,8 +2,8 @@
 // collective, the phase (reduce-scatter, all-gather, fold, ...), its step, and for the ring
 // the chunk, the segment and how many ranks' values it carries. Derived from the schedules
 // the algorithms run (ring_schedule.h, halving_doubling_schedule.h, the binomial trees of
-// broadcast_binomial.cpp and reduce_binomial.cpp). Not a record of what happened: the event
-// fold (core/event_fold.h) counts the messages and asks here.
+// broadcast_binomial.cpp and reduce_binomial.cpp, the chain of broadcast_chain.cpp). Not a record
+// of what happened: the event fold (core/event_fold.h) counts the messages and asks here.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +20,7 @@ enum class Phase : uint8_t {
   fold,            // halving-doubling: an extra rank hands its buffer to its partner
   unfold,          // halving-doubling: the partner hands the result back
   reduce,          // binomial tree towards the root (tree all_reduce, reduce)
-  broadcast,       // binomial tree from the root (tree all_reduce, broadcast)
+  broadcast,       // from the root: binomial tree (tree all_reduce, broadcast), or chain
   to_root,         // naive all_reduce, gather
   from_root,       // naive all_reduce, scatter
   round,           // the dissemination barrier
@@ -37,16 +37,17 @@ struct MessagePhase {
   int step = -1;  // in [0, steps) of its collective, counted over all its phases; -1 unknown
   int steps = 0;
   int chunk = -1;  // ring all_reduce: the chunk it carries (ring all_gather, reduce_scatter: row)
-  int segment = -1, segments = 0;  // ring all_reduce: which of the chunk's messages
-  int contributions = 0;           // how many ranks' values it carries; 0 when not known
+  // ring all_reduce: which of the chunk's messages; chain broadcast: of the buffer's
+  int segment = -1, segments = 0;
+  int contributions = 0;  // how many ranks' values it carries; 0 when not known
 
   // The collective's label ("all_reduce ring"), or tag_label's for a tag without one.
   const char* label(int tag) const { return collective ? collective->label : tag_label(tag); }
 };
 
 // The phase of the m-th message (m >= 0) `src` sends to `dst` with `tag` in one collective
-// of `count` floats (all_reduce's buffer; 0 when unknown: one segment per ring chunk) on
-// `world` ranks. A user tag gives Phase::p2p.
+// of `count` floats (all_reduce's or broadcast's buffer; 0 when unknown: one segment per
+// ring chunk) on `world` ranks. A user tag gives Phase::p2p.
 MessagePhase message_phase(int tag, int world, int src, int dst, int m, size_t count);
 
 }  // namespace dsgd

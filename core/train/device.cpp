@@ -12,12 +12,13 @@ void ComputeDevice::reduce_gradients(Communicator& comm, std::span<float> grads,
   all_reduce(comm, grads, ReduceOp::SUM, {.algorithm = algorithm});
 }
 
-Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data) {
+Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data,
+                    Algorithm algorithm) {
   auto [begin, end] = DataParallelSampler::slice(data.test.size(), comm.rank(), comm.size());
   const LossSum s = device.evaluate_test(begin, end);
   // Two floats, summed over ranks.
   std::vector<float> sums{static_cast<float>(s.loss), static_cast<float>(s.correct)};
-  all_reduce(comm, sums, ReduceOp::SUM);
+  all_reduce(comm, sums, ReduceOp::SUM, {.algorithm = algorithm});
   Evaluation e;
   const double n = static_cast<double>(std::max<int64_t>(data.test.size(), 1));
   e.loss = sums[0] / n;

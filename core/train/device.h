@@ -68,11 +68,12 @@ using DeviceFactory = std::function<std::unique_ptr<ComputeDevice>(
     int64_t extra_slots)>;
 
 // Mean loss and accuracy on the test split: each rank evaluates its slice on its device, one
-// all_reduce combines the sums.
+// all_reduce with `algorithm` combines the sums.
 struct Evaluation {
   double loss = 0;
   std::optional<double> accuracy;
 };
-Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data);
+Evaluation evaluate(Communicator& comm, ComputeDevice& device, const Dataset& data,
+                    Algorithm algorithm = Algorithm::automatic);
 
 }  // namespace dsgd

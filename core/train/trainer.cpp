@@ -16,6 +16,9 @@
 namespace dsgd {
 namespace {
 
+// Two extra floats ride along with the gradients: the loss sum and the correct count.
+constexpr int64_t kExtra = 2;
+
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -34,6 +37,28 @@ int64_t total_steps(const TrainConfig& config, const Dataset& data) {
   if (config.steps > 0) return config.steps;
   const int64_t per_epoch = (data.train.size() + config.global_batch - 1) / config.global_batch;
   return per_epoch * config.epochs;
+}
+
+TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params) {
+  const size_t gradient_bytes = static_cast<size_t>(params + kExtra) * sizeof(float);
+  const Algorithm gradients =
+      resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, gradient_bytes);
+  return {.gradients = gradients,
+          .broadcast = broadcast_along(gradients),
+          .evaluation = config.allreduce == Algorithm::native ? Algorithm::native : gradients};
+}
+
+std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world) {
+  const Mlp model =
+      Mlp::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
+  const TrainingAlgorithms a = training_algorithms(config, world, model.num_params());
+  const size_t params_bytes = static_cast<size_t>(model.num_params()) * sizeof(float);
+  std::vector<RankPair> pairs = collective_pairs(CollectiveOp::all_reduce, a.gradients, world,
+                                                 params_bytes + kExtra * sizeof(float));
+  merge_pairs(pairs, collective_pairs(CollectiveOp::broadcast, a.broadcast, world, params_bytes));
+  merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, a.evaluation, world,
+                                      kExtra * sizeof(float)));
+  return pairs;
 }
 
 void validate(const TrainConfig& config, const Dataset& data) {
@@ -59,9 +84,6 @@ void validate(const TrainConfig& config, const Dataset& data) {
 
 namespace {
 
-// Two extra floats ride along with the gradients: the loss sum and the correct count.
-constexpr int64_t kExtra = 2;
-
 // Multiply-adds per sample through every Linear layer: forward costs 2 flops each,
 // backward about 4, the update about 4 per parameter. Backends use it for model time.
 double macs_per_sample(const Mlp& model) {
@@ -74,7 +96,8 @@ double macs_per_sample(const Mlp& model) {
 // Where the run starts: the checkpoint's state, --init, or the seeded initialisation; then,
 // as PyTorch's DistributedDataParallel does, every rank takes rank 0's parameters.
 int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Mlp& model, Sgd& sgd,
-              const std::vector<NamedTensor>* init, const TrainState* resume) {
+              const std::vector<NamedTensor>* init, const TrainState* resume,
+              Algorithm broadcast_algorithm) {
   int64_t first_step = 0;
   if (resume) {
     if (resume->step < 0 || resume->step > steps)
@@ -90,7 +113,7 @@ int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Mlp&
   } else {
     model.init(config.seed);
   }
-  broadcast(comm, model.values(), 0);
+  broadcast(comm, model.values(), 0, {.algorithm = broadcast_algorithm});
   return first_step;
 }
 
@@ -210,7 +233,10 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
   Sgd sgd(config.sgd, model.num_params());
   const int64_t steps = total_steps(config, data);
   TrainResult result;
-  const int64_t first_step = start(comm, config, steps, model, sgd, init, resume);
+  const TrainingAlgorithms algorithms =
+      training_algorithms(config, comm.size(), model.num_params());
+  const int64_t first_step =
+      start(comm, config, steps, model, sgd, init, resume, algorithms.broadcast);
   if (resume) result.steps = resume->step, result.final_loss = resume->loss;
   const std::unique_ptr<ComputeDevice> device = make_device(comm, config, data, model, sgd);
   result.gradient_reducer = device->gradient_reducer();
@@ -230,7 +256,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     StepMetrics m = run_step(run, step, global);
     check_finite(m, config);
     if (evaluates_after(run, step, steps, global)) {
-      const Evaluation e = evaluate(comm, *device, data);
+      const Evaluation e = evaluate(comm, *device, data, algorithms.evaluation);
       m.test_loss = e.loss;
       m.test_accuracy = e.accuracy;
     }

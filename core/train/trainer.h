@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/comm/collective_pairs.h"
 #include "core/comm/collectives.h"
 #include "core/data/dataset.h"
 #include "core/io/npz.h"
@@ -79,6 +80,19 @@ struct TrainHooks {
   std::function<void(const TrainState&)> on_checkpoint;
   int64_t checkpoint_every = 0;
 };
+
+// The algorithms of a run's collectives. The broadcast and the evaluation talk over the
+// pairs of the gradients' algorithm where they can (collective_pairs.h), so that a
+// transport that connects ranks as they first talk opens no other connection for them.
+struct TrainingAlgorithms {
+  Algorithm gradients;   // each step's all_reduce of P + 2 floats: config.allreduce resolved
+  Algorithm broadcast;   // rank 0's parameters, before the first step
+  Algorithm evaluation;  // the test split's loss sum and correct count (2 floats)
+};
+TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params);
+// The rank pairs a run of `config` on `data` over `world` ranks talks over: those of the
+// three collectives above.
+std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world);
 
 // Loss the model is trained with: cross-entropy for softmax and mlp, MSE for linear.
 bool uses_mse(const ModelSpec& spec);

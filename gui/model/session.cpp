@@ -117,6 +117,8 @@ void SimSession::Run::train_body(sim::ClusterOptions& options) {
   // About 30 points on the curves, unless the flags asked for a schedule.
   if (inputs.config.eval_every == 0)
     inputs.config.eval_every = std::max<int64_t>(10, total_steps / 30);
+  options.pairs = static_cast<int64_t>(
+      training_pairs(inputs.config, inputs.data, settings.run.cluster.nodes).size());
   sim::run_cluster(options, [&](Communicator& comm) {
     TrainHooks hooks;
     hooks.on_step = [&](const StepMetrics& m) {

@@ -191,8 +191,9 @@ namespace {
 // The large cases: one per algorithm, each at one world size, so that a sweep over
 // R = 1..9 runs each once (CI time) and every op appears. all_reduce's ring runs where its
 // chunks are uneven and each travels as two segments (more than kRingSegmentFloats);
-// halving-doubling where it folds (R not a power of two). The other collectives have one
-// algorithm each (auto, also under its own name) and the backend's own (native).
+// halving-doubling where it folds (R not a power of two); broadcast's chain where it
+// travels in segments. The other collectives have one algorithm each (auto, also under its
+// own name) and the backend's own (native).
 struct LargeAllReduce {
   int world;
   Algorithm algorithm;
@@ -207,6 +208,10 @@ struct LargeRowOps {
   Algorithm algorithm;
 };
 constexpr LargeRowOps kLargeRowOps[] = {{2, Algorithm::native}, {9, Algorithm::automatic}};
+// The chain broadcast where its buffer travels as three segments, from a root whose chain
+// wraps round the ring.
+constexpr int kLargeChainWorld = 4;
+constexpr size_t kLargeChainCount = 2 * kRingSegmentFloats + 1;
 
 // Broadcast and reduce of kLargeCount floats; the row ops with (R, c) buffers of about
 // kLargeCount floats.
@@ -236,6 +241,10 @@ void check_large_collectives(Communicator& comm, Report& report) {
   }
   for (const LargeRowOps& k : kLargeRowOps)
     if (k.world == n) large_row_ops(comm, report, k.algorithm);
+  if (n == kLargeChainWorld) {
+    report.expect(ring_segments(kLargeChainCount) == 3, "the large chain case is not 3 segments");
+    broadcast_case(comm, report, {"broadcast", Algorithm::ring, kLargeChainCount}, 2);
+  }
 }
 
 namespace {
