@@ -80,7 +80,7 @@ TEST_CASE("every collective sends over exactly the rank pairs collective_pairs n
       }
 }
 
-TEST_CASE("a training run talks over exactly training_pairs; with the ring, over its pairs only",
+TEST_CASE("a training run talks over exactly training_pairs, with the ring over its pairs only",
           "[collectives][pairs][sim][train]") {
   const Dataset data = load_dataset("synthetic:train=256,test=64,features=8,classes=4");
   for (int world : {5, 8})
