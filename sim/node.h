@@ -1,7 +1,7 @@
 // SimNode: one simulated rank. A Communicator whose peers are reached over real TCP
-// sockets on 127.0.0.1. The rank's own thread moves the bytes, as an MPI library's
-// progress engine does: isend writes at once what the socket takes, and every wait (or
-// test) polls the node's sockets, reading whole frames into the Mailbox and writing what is
+// sockets (127.0.0.1 unless dsgd node listens wider). The rank's own thread moves the bytes, as an
+// MPI library's progress engine does: isend writes at once what the socket takes, and every wait
+// (or test) polls the node's sockets, reading whole frames into the Mailbox and writing what is
 // queued, until its operation is done. So a message costs one wake-up per hop (the kernel
 // waking the receiving rank), not a hand-off through an I/O thread on each side.
 // Connections are made when a pair first talks (connector.h): the first send to a peer
@@ -52,11 +52,11 @@ struct NodeOptions {
   std::string listen_address = "127.0.0.1";
 };
 
-// Thrown inside a node's thread when a crash fault fires; the launcher closes the node's
-// connections, as the death of a process would, and lets the others find out.
-
 class LoopbackHub;
 class NodeListener;
+
+// Thrown inside a node's thread when a crash fault fires; the launcher closes the node's
+// connections, as the death of a process would, and lets the others find out.
 struct NodeCrashed {
   int rank;
 };
