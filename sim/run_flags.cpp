@@ -221,6 +221,10 @@ void check_ranks(const ClusterOptions& c) {
     if (rank >= c.nodes)
       throw UsageError(fmt::format("a fault names rank {}, but there are only {} nodes (0..{})",
                                    rank, c.nodes, c.nodes - 1));
+  for (const LinkOverride& o : c.network.overrides)
+    if (std::max(o.from, o.to) >= c.nodes)
+      throw UsageError(fmt::format("a link override names rank {}, but there are only {} nodes",
+                                   std::max(o.from, o.to), c.nodes));
   for (const auto& o : c.network.outages)
     for (auto [a, b] : o.links)
       if (a >= c.nodes || b >= c.nodes)

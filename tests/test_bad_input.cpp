@@ -158,6 +158,13 @@ void make_files(const std::string& d) {
   write(at("loss.toml"), "[network]\nloss = 2\n");
   write(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
   write(at("rank.toml"), "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
+  write(at("bool.toml"), "nodes = true\n");
+  write(at("until.toml"),
+        "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
+        "\"1s\"\n");
+  write(at("overlap.toml"),
+        "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
+  write(at("link9.toml"), "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
   // NPZ (for --model mlp:4)
   std::vector<NamedTensor> p = mlp4_params();
   write_npz(at("good.npz"), p);
@@ -375,6 +382,12 @@ std::vector<Row> scenario_rows() {
       {"scenario: loss = 2", train("loss.toml"), {"loss.toml:2:", "0 to 0.5"}},
       {"scenario: fault kind \"meteor\"", train("kind.toml"), {"kind.toml:2:", "meteor"}},
       {"scenario: fault on rank 7 of 4", train("rank.toml"), {"rank 7", "4 nodes"}},
+      {"scenario: nodes = true", train("bool.toml"), {"bool.toml:1:", "an integer from 1 to 256"}},
+      {"scenario: until before at", train("until.toml"), {"until.toml:7:", "not after at"}},
+      {"scenario: overlapping partition groups",
+       train("overlap.toml"),
+       {"overlap.toml:4:", "rank 1 is in two groups"}},
+      {"scenario: a link to rank 9 of 4", train("link9.toml"), {"rank 9", "4 nodes"}},
       {"scenario: missing file", train("none.toml"), {"--scenario", "none.toml", "check the path"}},
       {"scenario: a directory", "train -q --scenario {d}" + kOut, {"--scenario", "is a directory"}},
       {"scenario: a FIFO", train("fifo"), {"fifo", "a pipe (FIFO)", "scenario"}},
