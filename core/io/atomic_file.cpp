@@ -1,6 +1,7 @@
 #include "core/io/atomic_file.h"
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -135,15 +136,17 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   file.commit();
 }
 
-int remove_stale_temporaries(const std::string& dest) {
-  const std::filesystem::path prefix(temp_prefix(resolve_links(dest)));
-  const std::string stem = prefix.filename().string();
+int remove_stale_temporaries(const std::string& dir, std::string_view name_prefix) {
+  const std::string head = "." + std::string(name_prefix);
   std::error_code ec;
   int removed = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           prefix.has_parent_path() ? prefix.parent_path() : ".", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() == stem.size() + 6 && name.starts_with(stem) && entry.is_regular_file(ec) &&
+    const size_t mark = name.size() >= 6 + std::strlen(kTempMark)
+                            ? name.size() - 6 - std::strlen(kTempMark)
+                            : std::string::npos;
+    if (name.starts_with(head) && mark != std::string::npos && mark >= head.size() &&
+        name.compare(mark, std::strlen(kTempMark), kTempMark) == 0 && entry.is_regular_file(ec) &&
         std::filesystem::remove(entry.path(), ec))
       ++removed;
   }

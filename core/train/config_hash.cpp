@@ -1,34 +1,10 @@
 #include "core/train/config_hash.h"
 
-#include <bit>
 #include <string>
 
+#include "core/fnv1a.h"
+
 namespace dsgd {
-namespace {
-
-class Fnv1a {
- public:
-  void byte(uint8_t b) {
-    h_ ^= b;
-    h_ *= 0x100000001b3ull;
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-      byte(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void f32(float v) { u64(std::bit_cast<uint32_t>(v)); }
-  void text(const std::string& s) {
-    u64(s.size());
-    for (char c : s)
-      byte(static_cast<uint8_t>(c));
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0xcbf29ce484222325ull;
-};
-
-}  // namespace
 
 uint64_t config_fingerprint(const TrainConfig& c) {
   Fnv1a h;
