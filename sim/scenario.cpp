@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/io/input_file.h"
 #include "sim/link_model.h"
+#include "sim/scenario_names.h"
 
 namespace dsgd::sim {
 namespace {
@@ -304,7 +305,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
+Scenario load_scenario(const std::string& given) {
+  const std::string path = resolve_scenario(given);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))  // it would open, and read as empty
     throw DataError(fmt::format("--scenario {}: is a directory; give a TOML file", path));

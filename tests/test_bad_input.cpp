@@ -2,10 +2,10 @@
 // file and asserts what a user gets: exit code 2, exactly one line on stderr that contains
 // the row's key words (what is wrong, where, what to do), and no output file left behind
 // (--save, --metrics, --trace, --json and merge outputs all point into an empty directory
-// that must stay empty). Every row is also a row of README.md's "Bad input" table, and a
+// that must stay empty). Every row is also a row of docs/errors.md's "Bad input" table, and a
 // test below checks that the two lists agree.
 //
-// Rows already asserted elsewhere are not repeated here (they are in the README table):
+// Rows already asserted elsewhere are not repeated here (they are in docs/errors.md):
 //   test_cli.cpp "bad input: exit code 2, a one-line error, nothing half-written":
 //     csv missing file, ragged row, word in a field, label -1, idx wrong magic, npz not a
 //     zip, --nodes 0, --nodes 100000, --latency 2parsecs, --bandwidth fast, --model mlp:abc,
@@ -39,7 +39,7 @@ using dsgd::test::TempDir;
 namespace {
 
 struct Row {
-  std::string input;               // as the README table's first column shows it
+  std::string input;               // as docs/errors.md's table shows it
   std::string args;                // dsgd's arguments; {d} is the directory of the files
   std::vector<std::string> words;  // the one line on stderr contains every one
 };
@@ -485,8 +485,9 @@ TEST_CASE("a run that diverges stops at the first non-finite loss, exit 1, savin
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
-TEST_CASE("every bad input tested here is a row of README's Bad input table", "[bad_input]") {
-  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
+TEST_CASE("every bad input tested here is a row of docs/errors.md's Bad input table",
+          "[bad_input]") {
+  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/docs/errors.md");
   const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   const std::string table = readme.substr(section);

@@ -1,7 +1,7 @@
 // Bad replay input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]`
 // with a broken file exits 2 with one line on stderr naming the file and what to do, before
 // any window opens (so these run without a display), and writes nothing. Each row is
-// a row of README.md's "Bad input" table (checked below); the dsgd rows are in
+// a row of docs/errors.md's "Bad input" table (checked below); the dsgd rows are in
 // test_bad_input.cpp. Replay::parse's own error cases are in test_gui_logic.cpp.
 #include <catch2/catch.hpp>
 
@@ -20,7 +20,7 @@ using dsgd::test::TempDir;
 namespace {
 
 struct Row {
-  std::string input;               // as the README table's first column shows it
+  std::string input;               // as docs/errors.md's table shows it
   std::string args;                // dsgd-gui's arguments; {d} is the directory of the files
   std::vector<std::string> words;  // the one line on stderr contains every one
 };
@@ -106,9 +106,9 @@ TEST_CASE("dsgd-gui --replay of a bad file: exit 2, one line, no window, nothing
   }
 }
 
-TEST_CASE("every dsgd-gui bad input tested here is a row of README's Bad input table",
+TEST_CASE("every dsgd-gui bad input tested here is a row of docs/errors.md's Bad input table",
           "[gui][bad_input]") {
-  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
+  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/docs/errors.md");
   const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   for (const Row& row : rows()) {
