@@ -114,6 +114,14 @@ void make_files(const std::string& d) {
   // CSV
   write(at("empty.csv"), "");
   write(at("ok.toml"), "nodes = 4\n");
+  write(at("utf16.csv"), std::string("\xFF\xFE"
+                                     "1\0,\0"
+                                     "2\0,\0"
+                                     "0\0\n\0",
+                                     14));
+  write(at("nul.csv"), std::string("1,2,0\n3,\0"
+                                   "4,1\n",
+                                   12));
   REQUIRE(::mkfifo(at("fifo").c_str(), 0600) == 0);  // a reader would wait for a writer
   write(at("sparse.csv"), "");
   std::filesystem::resize_file(at("sparse.csv"), uint64_t{1} << 40);  // 1 TiB of holes
@@ -358,6 +366,8 @@ std::vector<Row> data_rows() {
       {"synthetic:noise=nan", train("synthetic:noise=nan"), {"noise='nan'", "finite"}},
       {"synthetic:colour=red", train("synthetic:colour=red"), {"unknown key 'colour'"}},
       {"csv: a FIFO", train("csv:{d}/fifo"), {"fifo", "a pipe (FIFO)", "give the path"}},
+      {"csv: UTF-16 text", train("csv:{d}/utf16.csv"), {"utf16.csv", "UTF-16", "UTF-8"}},
+      {"csv: a NUL byte", train("csv:{d}/nul.csv"), {"nul.csv", "NUL byte at offset 8"}},
       {"csv: /dev/zero", train("csv:/dev/zero"), {"/dev/zero", "a character device"}},
       {"csv: a 1 TiB sparse file",
        train("csv:{d}/sparse.csv"),
