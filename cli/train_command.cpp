@@ -110,8 +110,10 @@ int run_train(const TrainFlags& flags) {
     return sim ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
   };
   const RunChecks checks{.config_hash = config_fingerprint(inputs.config),
+                         .config = config_fields(inputs.config),
                          .data_hash = dataset_fingerprint(inputs.data),
-                         .nodes = spec.cluster.nodes};
+                         .nodes = spec.cluster.nodes,
+                         .check_world = [&](int world) { sim::check_world(plan, world); }};
   bool hosts_rank0 = false;
   try {
     hosts_rank0 = run_on_backend(
@@ -119,7 +121,6 @@ int run_train(const TrainFlags& flags) {
         [&](Communicator& comm) {
           if (!sim) mpi_rank = comm.rank();
           trace.set_world(comm.size());  // an MPI rank's file holds its own events only
-          sim::check_world(plan, comm.size());
           TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
                                           plan.resume ? &plan.resume->state : nullptr);
           if (comm.rank() == 0) result = std::move(r);
