@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/interrupt.h"
 
 namespace dsgd {
 namespace {
@@ -90,6 +91,7 @@ AtomicFile::AtomicFile(std::string dest) : dest_(std::move(dest)) {
   int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) throw_write_error(dest_, errno);
   temp_path_ = name;
+  register_temporary(temp_path_);  // an interrupt removes it (core/io/interrupt.h)
   // mkstemp creates mode 0600; a saved file should look like any other file the user writes.
   ::fchmod(fd, exists ? (st.st_mode & 07777) : 0644);
   ::close(fd);
@@ -98,7 +100,10 @@ AtomicFile::AtomicFile(std::string dest) : dest_(std::move(dest)) {
 AtomicFile::~AtomicFile() {
   if (committed_) return;
   if (stream_.is_open()) stream_.close();
-  if (!in_place_) ::unlink(temp_path_.c_str());
+  if (!in_place_) {
+    ::unlink(temp_path_.c_str());
+    unregister_temporary(temp_path_);
+  }
 }
 
 std::ostream& AtomicFile::stream() {
@@ -126,6 +131,7 @@ void AtomicFile::commit() {
   fsync_path(temp_path_, dest_, false);
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0) throw_write_error(dest_, errno);
   committed_ = true;
+  unregister_temporary(temp_path_);
   // Make the rename itself durable: without this a crash can bring back the old file.
   fsync_path(directory_of(target_), dest_, true);
 }
