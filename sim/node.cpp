@@ -30,12 +30,6 @@ constexpr size_t kMaxStrangers = 16;
 
 // Seconds as whole ns for a frame, saturated: an outage that never ends delivers at 1e300 s,
 // which must stay "never" (about 146 years here), not wrap round to the past and deliver now.
-// "tag 0", or "tag 1073741828, all_reduce ring" for a collective's.
-std::string tag_text(int tag) {
-  if (tag < kCollectiveTagBase) return fmt::format("tag {}", tag);
-  return fmt::format("tag {}, {}", tag, tag_label(tag));
-}
-
 int64_t saturated_ns(double s) {
   constexpr double kLimit = 4.6e18;  // ns, about half of int64's range
   return static_cast<int64_t>(std::clamp(s * 1e9, -kLimit, kLimit));

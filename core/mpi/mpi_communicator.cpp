@@ -2,6 +2,8 @@
 // R = world size, c = elements each rank contributes or receives.
 #include "core/mpi/mpi_communicator.h"
 
+#include "core/comm/collective_tags.h"
+
 #include <algorithm>
 #include <exception>
 #include <thread>
@@ -17,6 +19,9 @@ namespace {
 
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
+
+// A pause between two polls this long means the process itself was not running.
+constexpr double kStoppedS = 1.0;
 
 // How a wait polls MPI_Test. Spin for the first 100 us: a message already on its way
 // completes within microseconds, and MPI moves data only while some MPI call runs. Then
@@ -112,8 +117,14 @@ class MpiRequest final : public RequestImpl {
 
   Status wait_until(Clock::time_point deadline) override {
     Backoff backoff;
+    Clock::time_point last = Clock::now();
     while (!done_ && !poll()) {
-      if (Clock::now() >= deadline && expire()) break;
+      const Clock::time_point now = Clock::now();
+      // A pause between two polls far longer than any backoff: this process did not run
+      // (SIGSTOP, a debugger, an overloaded host), so the deadline says nothing of the peer.
+      longest_pause_ = std::max(longest_pause_, now - last);
+      last = now;
+      if (now >= deadline && expire()) break;
       backoff.pause();
     }
     return finish();
@@ -201,16 +212,24 @@ class MpiRequest final : public RequestImpl {
       MPI_Request_free(&request_);
     }
     done_ = true;
-    const std::string peer = peer_ == kAnySource ? "any rank" : comm_.describe(peer_);
-    error_ = std::make_exception_ptr(TimeoutError(
-        fmt::format("{}: {} {} {} (tag {}) passed its deadline ({:g} s timeout); is {} alive "
-                    "and {}?",
-                    comm_.describe(comm_.rank()), is_recv_ ? "recv" : "send",
-                    is_recv_ ? "from" : "to", peer, tag_,
-                    std::chrono::duration<double>(comm_.timeout()).count(), peer,
-                    is_recv_ ? "sending" : "receiving"),
-        peer_));
+    error_ = std::make_exception_ptr(TimeoutError(timeout_message(), peer_));
     std::rethrow_exception(error_);
+  }
+
+  std::string timeout_message() const {
+    const std::string peer = peer_ == kAnySource ? "any rank" : comm_.describe(peer_);
+    const std::string what = fmt::format("{}: {} {} {} ({}) passed its deadline ({:g} s timeout)",
+                                         comm_.describe(comm_.rank()), is_recv_ ? "recv" : "send",
+                                         is_recv_ ? "from" : "to", peer, tag_text(tag_),
+                                         std::chrono::duration<double>(comm_.timeout()).count());
+    const double stopped_s = std::chrono::duration<double>(longest_pause_).count();
+    if (stopped_s >= kStoppedS)
+      return fmt::format(
+          "{} while this rank itself did not run for {:.1f} s (stopped by "
+          "SIGSTOP or a debugger, or a starved host); it cannot tell whether {} "
+          "is alive",
+          what, stopped_s, peer);
+    return fmt::format("{}; is {} alive and {}?", what, peer, is_recv_ ? "sending" : "receiving");
   }
 
   Status finish() {
@@ -241,6 +260,7 @@ class MpiRequest final : public RequestImpl {
   bool reported_ = false;
   Status status_;
   std::exception_ptr error_;
+  Clock::duration longest_pause_{0};  // between two polls of wait_until
 };
 
 // ---------------------------------------------------------------------------------------
