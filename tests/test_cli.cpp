@@ -160,3 +160,19 @@ TEST_CASE("SIGTERM or SIGINT mid-run: one line, exit 128 + signal, no temporary 
     }
   }
 }
+
+TEST_CASE("a run whose rank 0 crashes reports no success: exit 3, nothing saved", "[cli][faults]") {
+  for (const char* faults : {"--nodes 1 --crash 0@2", "--nodes 2 --crash 0@2 --crash 1@2"}) {
+    DYNAMIC_SECTION(faults) {
+      TempDir dir;
+      const std::string out = (dir.path() / "p.npz").string();
+      const auto r = dsgd::test::run_dsgd(
+          fmt::format("train -q --steps 10 {} --save {} --metrics {}.jsonl", faults, out, out));
+      INFO(r.err);
+      CHECK(r.exit_code == 3);
+      CHECK_THAT(r.err, Catch::Contains("rank 0 crashed"));
+      CHECK(r.out.find("final loss") == std::string::npos);
+      CHECK(dsgd::test::dir_listing(dir.path()).empty());
+    }
+  }
+}
