@@ -62,10 +62,8 @@ int run_cli(int argc, char** argv) {
     if (app.got_subcommand("bench")) return run_bench(bench);
     if (app.got_subcommand("node")) return run_node(node);
     if (app.got_subcommand("lesson")) return run_lesson(lesson);
-#ifdef DSGD_HAVE_MPI
-  } catch (const mpi::ReportedByRankZero& e) {  // rank 0 printed the message
+  } catch (const ReportedByRankZero& e) {  // rank 0 printed the message
     return e.exit_code();
-#endif
   } catch (const Error& e) {
     std::string what = e.what();
     // Bad usage or input is one line on stderr, whatever a library put in the message.

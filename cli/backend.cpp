@@ -1,5 +1,6 @@
 #include "cli/backend.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -11,20 +12,56 @@
 
 namespace dsgd::cli {
 
+namespace {
+
+// The size and rank of the job this process was started in by a launcher (mpirun, srun),
+// from the environment it sets; {1, 0} when none did.
+std::pair<int, int> launcher_job() {
+  const std::pair<const char*, const char*> vars[] = {
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+      {"PMI_SIZE", "PMI_RANK"},
+      {"SLURM_NTASKS", "SLURM_PROCID"}};
+  for (const auto& [size_var, rank_var] : vars) {
+    const char* size = std::getenv(size_var);
+    const char* rank = std::getenv(rank_var);
+    if (size && std::atoi(size) > 1) return {std::atoi(size), rank ? std::atoi(rank) : 0};
+  }
+  return {1, 0};
+}
+
+// Simulated nodes under mpirun -np 2 would be two independent simulations writing the same
+// files: refused, once (by the launcher's rank 0; the others exit with the same code).
+void refuse_simulation_under_launcher() {
+  const auto [size, rank] = launcher_job();
+  if (size <= 1) return;
+  if (rank != 0) throw ReportedByRankZero(kExitUsage);
+  throw UsageError(fmt::format(
+      "this process is one of {} that a launcher started (mpirun, srun), but --backend sim "
+      "simulates a whole cluster in each of them: add --backend mpi, or run dsgd without the "
+      "launcher",
+      size));
+}
+
+}  // namespace
+
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks) {
   if (backend == "sim") {
+    refuse_simulation_under_launcher();
+    if (checks.check_world) checks.check_world(sim_options.nodes);
     sim::run_cluster(sim_options, fn);
     return true;
   }
   if (backend == "mpi") {
 #ifdef DSGD_HAVE_MPI
-    return mpi::run_rank(
-        {.timeout = sim_options.timeout,
-         .events = sim_options.events,
-         .preflight = {.config_hash = checks.config_hash, .data_hash = checks.data_hash},
-         .nodes = checks.nodes},
-        fn);
+    return mpi::run_rank({.timeout = sim_options.timeout,
+                          .events = sim_options.events,
+                          .preflight = {.config_hash = checks.config_hash,
+                                        .data_hash = checks.data_hash,
+                                        .config = checks.config},
+                          .nodes = checks.nodes,
+                          .check_world = checks.check_world},
+                         fn);
 #else
     throw UsageError(
         "--backend mpi: this dsgd was built without the MPI backend "

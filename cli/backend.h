@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include <functional>
+
+#include "core/train/config_hash.h"
 #include "sim/cluster.h"
 
 namespace dsgd::cli {
@@ -13,8 +16,12 @@ namespace dsgd::cli {
 // Ignored by the simulated backend, whose nodes share one process and one configuration.
 struct RunChecks {
   uint64_t config_hash = 0;  // config_fingerprint(); 0: not checked
+  ConfigFields config;       // config_fields(), to name the flag that differs
   uint64_t data_hash = 0;    // dataset_fingerprint(); 0: not checked
   int nodes = 0;             // --nodes as given: must equal the MPI world size; 0: any
+  // More of what the world size must be; called once per run (MPI: on every rank together,
+  // so that rank 0 reports a problem once). Throws UsageError.
+  std::function<void(int world)> check_world;
 };
 
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the

@@ -206,12 +206,13 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
       "mpi", options,
       [&](Communicator& comm) {
         world = comm.size();
-        if (world < info.min_nodes || world > info.max_nodes)
-          throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", world,
-                                       info.number, info.min_nodes, info.max_nodes));
         lessons::run_lesson_rank(comm, info, recorder, s, true);
       },
-      {.nodes = options.nodes});
+      {.nodes = options.nodes, .check_world = [&](int size) {
+         if (size < info.min_nodes || size > info.max_nodes)
+           throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", size,
+                                        info.number, info.min_nodes, info.max_nodes));
+       }});
   if (!rank0) return;
   Output out;
   out.put(header(text, world, settings.lang, false));

@@ -109,13 +109,16 @@ int run_train(const TrainFlags& flags) {
   }
 
   TrainResult result;
-  int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace
+  bool rank0_finished = false;  // a crash fault on rank 0 leaves nothing to report
+  int mpi_rank = 0;             // MPI: this process's rank; each writes its own trace
   auto trace_path = [&] {
     return sim ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
   };
   const RunChecks checks{.config_hash = config_fingerprint(inputs.config),
+                         .config = config_fields(inputs.config),
                          .data_hash = dataset_fingerprint(inputs.data),
-                         .nodes = spec.cluster.nodes};
+                         .nodes = spec.cluster.nodes,
+                         .check_world = [&](int world) { sim::check_world(plan, world); }};
   bool hosts_rank0 = false;
   try {
     hosts_rank0 = run_on_backend(
@@ -123,10 +126,12 @@ int run_train(const TrainFlags& flags) {
         [&](Communicator& comm) {
           if (!sim) mpi_rank = comm.rank();
           trace.set_world(comm.size());  // an MPI rank's file holds its own events only
-          sim::check_world(plan, comm.size());
           TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
                                           plan.resume ? &plan.resume->state : nullptr);
-          if (comm.rank() == 0) result = std::move(r);
+          if (comm.rank() == 0) {
+            result = std::move(r);
+            rank0_finished = true;
+          }
         },
         checks);
   } catch (...) {
@@ -138,6 +143,11 @@ int run_train(const TrainFlags& flags) {
   out.progress.finish();
   if (!spec.outputs.trace.empty()) trace.write(trace_path());
   if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
+  if (!rank0_finished)               // every rank crashed, or rank 0 after the others had finished
+    throw CommError(
+        "rank 0 crashed (a --crash fault) before the run ended, so nothing was saved or "
+        "reported; drop the fault on rank 0, or crash another rank",
+        0);
   if (!spec.outputs.save.empty()) write_npz(spec.outputs.save, result.params);
   if (out.metrics) out.metrics->commit();
   RunReport report{.what = what_ran(spec, result.world),

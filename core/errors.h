@@ -57,4 +57,15 @@ class DeadlockError : public CommError {
   explicit DeadlockError(const std::string& what) : CommError(what, -1) {}
 };
 
+// An error that one process of a job (rank 0) has printed for all of them: every process
+// exits with its code, and the others print nothing, so the user reads it once.
+class ReportedByRankZero : public Error {
+ public:
+  explicit ReportedByRankZero(int exit_code) : Error("reported by rank 0"), code_(exit_code) {}
+  int exit_code() const override { return code_; }
+
+ private:
+  int code_;
+};
+
 }  // namespace dsgd

@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/data_dir.h"
+#include "lessons/readme.h"
 #include "sim/cluster.h"
 
 namespace dsgd::lessons {
@@ -195,8 +197,9 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
                     "my_all_reduce (see lessons/05-own-allreduce/exercise.cpp)",
                     o.source));
   const std::string compiler = o.compiler.empty() ? DSGD_CXX_COMPILER : o.compiler;
-  const std::string include = o.include_dir.empty() ? DSGD_SOURCE_DIR : o.include_dir;
-  const std::string shim = include + "/lessons/05-own-allreduce/check_shim.cpp";
+  const std::string include =
+      o.include_dir.empty() ? (data_dir() / "include").string() : o.include_dir;
+  const std::string shim = lessons_dir() + "/05-own-allreduce/check_shim.cpp";
 
   const fs::path work =
       fs::temp_directory_path() / fmt::format("dsgd_check_{}_{}", getpid(), std::random_device{}());

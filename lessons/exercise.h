@@ -17,7 +17,7 @@ namespace dsgd::lessons {
 struct ExerciseOptions {
   std::string source;       // the student's file
   std::string compiler;     // empty: the compiler dsgd was built with
-  std::string include_dir;  // empty: the source tree dsgd was built from
+  std::string include_dir;  // empty: data_dir()/include (core/io/data_dir.h)
   Lang lang = Lang::en;
   int max_ranks = 8;
   std::chrono::milliseconds call_timeout{5000};  // deadline of each blocking call

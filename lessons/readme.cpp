@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/data_dir.h"
 
 namespace dsgd::lessons {
 namespace {
@@ -50,7 +51,7 @@ bool LessonText::has_section(const std::string& id) const {
 }
 
 std::string lessons_dir() {
-  return DSGD_LESSONS_DIR;
+  return (data_dir() / "lessons").string();
 }
 
 const char* readme_name(Lang lang) {
@@ -94,10 +95,10 @@ LessonText load_lesson_text(const LessonInfo& info, Lang lang) {
   const std::string path = fmt::format("{}/{}/{}", lessons_dir(), info.dir, readme_name(lang));
   std::ifstream in(path);
   if (!in)
-    throw DataError(fmt::format(
-        "{}: cannot read the text of lesson {}; is the source tree this dsgd was built from "
-        "still there?",
-        path, info.number));
+    throw DataError(
+        fmt::format("{}: cannot read the text of lesson {}; install dsgd again (cmake --install "
+                    "build/default --prefix DIR)",
+                    path, info.number));
   std::stringstream s;
   s << in.rdbuf();
   return parse_lesson_text(s.str(), path);

@@ -25,7 +25,7 @@ struct LessonText {
   bool has_section(const std::string& id) const;
 };
 
-// Where the lesson directories are: the source tree this dsgd was built from.
+// Where the lesson directories are: data_dir()/lessons (core/io/data_dir.h).
 std::string lessons_dir();
 // "README.md" or "README.zh-CN.md".
 const char* readme_name(Lang lang);

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/fnv1a.h"
+
 #include "sim/crc32c.h"
 
 namespace dsgd::sim {
@@ -178,10 +180,9 @@ uint64_t host_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;
   if (!std::getline(in, id) || id.empty()) return 0;
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char c : id)
-    h = (h ^ c) * 0x100000001b3ULL;
-  return h;
+  Fnv1a h;
+  h.raw(id);
+  return h.value();
 }
 
 std::string remote_name(const tcp::socket& socket) {

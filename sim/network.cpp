@@ -142,6 +142,10 @@ double Network::outage_end(int src, int dst, double t) const {
   return t;
 }
 
+bool Network::down_for_good(int src, int dst, double t) const {
+  return outage_end(src, dst, t) >= 1e299;
+}
+
 Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_now_s,
                                    double model_now_s) {
   if (ideal_) return {net_now_s, model_now_s};

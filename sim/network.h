@@ -69,6 +69,8 @@ class Network {
   // called by the sender's thread in send order, so draws and FIFO order are deterministic.
   Arrival schedule(int src, int dst, uint64_t bytes, double net_now_s, double model_now_s);
 
+  // True when an outage holds the link src -> dst from network time t on, for ever.
+  bool down_for_good(int src, int dst, double t) const;
   // The effective parameters of one directed link (after overrides), for display and tests.
   LinkSpec link(int src, int dst) const;
   const NetworkConfig& config() const { return config_; }

@@ -5,11 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "core/comm/collective_tags.h"
 #include "core/errors.h"
 #include "sim/crc32c.h"
 #include "sim/fd_limit.h"
@@ -17,6 +19,15 @@
 #include "sim/node_listener.h"
 
 namespace dsgd::sim {
+
+namespace {
+// Seconds as whole ns for a frame, saturated: an outage that never ends delivers at 1e300 s,
+// which must stay "never" (about 146 years here), not wrap round to the past and deliver now.
+int64_t saturated_ns(double s) {
+  constexpr double kLimit = 4.6e18;  // ns, about half of int64's range
+  return static_cast<int64_t>(std::clamp(s * 1e9, -kLimit, kLimit));
+}
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Requests
@@ -73,11 +84,18 @@ class SimRequest final : public RequestImpl {
     // A peer of another process that crashed before it connected is only found out here
     // (in one process, its hub tells at once).
     const bool never = node_.listener_ && op_->peer != kAnySource && !node_.has_link(op_->peer);
+    const bool recv = op_->is_recv;
+    const std::string down =
+        op_->peer == kAnySource
+            ? ""
+            : node_.outage_note(recv ? op_->peer : node_.rank(), recv ? node_.rank() : op_->peer);
     throw TimeoutError(
-        fmt::format("rank {}: {} {} {} (tag {}) passed its deadline ({:g} s "
-                    "timeout); is {} alive and {}?{}",
-                    node_.rank(), op_->is_recv ? "recv" : "send", op_->is_recv ? "from" : "to",
-                    peer, op_->tag, seconds, peer, op_->is_recv ? "sending" : "receiving",
+        fmt::format("rank {}: {} {} {} ({}) passed its deadline ({:g} s timeout); {}{}",
+                    node_.rank(), recv ? "recv" : "send", recv ? "from" : "to", peer,
+                    tag_text(op_->tag), seconds,
+                    !down.empty()
+                        ? down
+                        : fmt::format("is {} alive and {}?", peer, recv ? "sending" : "receiving"),
                     never ? " (it never connected)" : ""),
         op_->peer);
   }
@@ -231,16 +249,16 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
       network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
   arrival.model_s = peer.last_model_s = std::max(arrival.model_s, peer.last_model_s);
-  FrameHeader header{.kind = FrameKind::data,
-                     .source = rank_,
-                     .tag = tag,
-                     .seq = peer.next_seq++,
-                     // Clocks not shared: the delay, which the receiver adds to its clock.
-                     .visible_ns = static_cast<int64_t>(
-                         (shared_clock_ ? arrival.net_s : arrival.net_s - net_now) * 1e9),
-                     .model_ns = static_cast<int64_t>(arrival.model_s * 1e9),
-                     .length = data.size_bytes(),
-                     .crc32c = crc32c(data.data(), data.size_bytes())};
+  FrameHeader header{
+      .kind = FrameKind::data,
+      .source = rank_,
+      .tag = tag,
+      .seq = peer.next_seq++,
+      // Clocks not shared: the delay, which the receiver adds to its clock.
+      .visible_ns = saturated_ns(shared_clock_ ? arrival.net_s : arrival.net_s - net_now),
+      .model_ns = saturated_ns(arrival.model_s),
+      .length = data.size_bytes(),
+      .crc32c = crc32c(data.data(), data.size_bytes())};
   sent_.fetch_add(1, std::memory_order_release);
   if (peer.lost) {
     mailbox_.complete(op, std::make_exception_ptr(CommError(
@@ -335,6 +353,14 @@ void SimNode::close() {
       link.fd = -1;
   if (wake_fd_ >= 0) ::close(wake_fd_);
   wake_fd_ = -1;
+}
+
+std::string SimNode::outage_note(int src, int dst) const {
+  if (!network_.down_for_good(src, dst, clock_.now_s())) return "";
+  return fmt::format(
+      "the link {} -> {} is down for good (an outage without 'until' in the "
+      "scenario), so nothing crosses it",
+      src, dst);
 }
 
 }  // namespace dsgd::sim

@@ -73,6 +73,8 @@ class SimNode final : public Communicator, private MailboxDriver {
   SimNode& operator=(const SimNode&) = delete;
 
   int rank() const override { return rank_; }
+  // Why nothing can cross the link src -> dst from now on (an outage that never ends), or "".
+  std::string outage_note(int src, int dst) const;
   int size() const override { return world_; }
   const char* backend() const override { return "sim"; }
   double model_s() const override { return model_now_s_; }

@@ -70,7 +70,8 @@ void add_training_flags(CLI::App& t, RunFlags& f) {
 
 void add_cluster_flags(CLI::App& t, RunFlags& f, const std::string& timeout_default) {
   t.add_option("--nodes", f.nodes, "Number of simulated nodes, 1-256 (default 4)");
-  t.add_option("--scenario", f.scenario, "Cluster scenario (TOML, see assets/scenarios/)");
+  t.add_option("--scenario", f.scenario,
+               "Cluster scenario: a shipped one by name (flaky-wan, straggler, ...) or a TOML file");
   t.add_option("--topology", f.topology, "mesh | switch | racks");
   t.add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (default 0)");
   t.add_option("--bandwidth", f.bandwidth,
@@ -221,6 +222,10 @@ void check_ranks(const ClusterOptions& c) {
     if (rank >= c.nodes)
       throw UsageError(fmt::format("a fault names rank {}, but there are only {} nodes (0..{})",
                                    rank, c.nodes, c.nodes - 1));
+  for (const LinkOverride& o : c.network.overrides)
+    if (std::max(o.from, o.to) >= c.nodes)
+      throw UsageError(fmt::format("a link override names rank {}, but there are only {} nodes",
+                                   std::max(o.from, o.to), c.nodes));
   for (const auto& o : c.network.outages)
     for (auto [a, b] : o.links)
       if (a >= c.nodes || b >= c.nodes)

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/io/input_file.h"
 #include "sim/link_model.h"
+#include "sim/scenario_names.h"
 
 namespace dsgd::sim {
 namespace {
@@ -88,8 +89,9 @@ class Reader {
     // int64_t unchecked: one outside int64_t's range (2e116) is refused before that.
     constexpr double kTwoTo63 = 9223372036854775808.0;
     std::optional<int64_t> v;
-    if (const auto* f = n->as_floating_point();
-        !f || (f->get() >= -kTwoTo63 && f->get() < kTwoTo63))
+    const auto* f = n->as_floating_point();
+    // Not a boolean (toml++ reads true as 1), and a float only within int64_t's range.
+    if (!n->is_boolean() && (!f || (f->get() >= -kTwoTo63 && f->get() < kTwoTo63)))
       v = n->value<int64_t>();
     if (!v || *v < lo || *v > hi)
       fail(source_, n->source(),
@@ -199,6 +201,10 @@ void read_fault(Scenario& s, const Reader& r) {
     Outage o;
     o.from_s = r.duration("at").value_or(0.0);
     o.until_s = r.duration("until").value_or(1e300);
+    if (o.until_s <= o.from_s)
+      r.error(*r.get("until"), fmt::format("until ({} s) is not after at ({} s): the {} would "
+                                           "never happen; give an until after at",
+                                           o.until_s, o.from_s, kind));
     if (link) {
       const int from = static_cast<int>(r.required(r.integer("from", 0, kMaxRank), "from"));
       const int to = static_cast<int>(r.required(r.integer("to", 0, kMaxRank), "to"));
@@ -209,6 +215,13 @@ void read_fault(Scenario& s, const Reader& r) {
       const toml::node* g = r.get("groups");
       if (!g) r.required(std::optional<int>(), "groups");
       auto groups = read_groups(r, *g);
+      std::set<int> seen;
+      for (const auto& group : groups)
+        for (int x : group)
+          if (!seen.insert(x).second)
+            r.error(*g, fmt::format("rank {} is in two groups; a partition's groups must not "
+                                    "overlap",
+                                    x));
       for (size_t a = 0; a < groups.size(); ++a)
         for (size_t b = 0; b < groups.size(); ++b)
           if (a != b)
@@ -292,7 +305,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
+Scenario load_scenario(const std::string& given) {
+  const std::string path = resolve_scenario(given);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))  // it would open, and read as empty
     throw DataError(fmt::format("--scenario {}: is a directory; give a TOML file", path));

@@ -21,9 +21,10 @@ struct Scenario {
   std::map<int, NodeOptions> faults;  // per-rank straggler and crash settings
 };
 
+// `given` is a TOML file's path or a shipped scenario's name (sim/scenario_names.h).
 // DataError "FILE:LINE:COL: what; what to do" for malformed TOML, unknown keys (typos),
 // wrong types and bad values.
-Scenario load_scenario(const std::string& path);
+Scenario load_scenario(const std::string& given);
 Scenario parse_scenario(std::string_view text, const std::string& source_name);
 
 // Fault flags as the CLI writes them: "--straggler 2:3" (rank 2 three times slower),

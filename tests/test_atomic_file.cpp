@@ -200,6 +200,6 @@ TEST_CASE("AtomicFile takes a 250-character file name, and stale temporaries are
     fs::copy_file(killed.temp_path(), dir / ".ckpt-0000000010.npz.dsgd-tmp.abcdef");
   }
   dsgd::write_file_atomic(dir / "other.txt", "keep");
-  CHECK(dsgd::remove_stale_temporaries(ckpt) == 1);
+  CHECK(dsgd::remove_stale_temporaries(dir.path.string(), "ckpt-") == 1);
   CHECK(listing(dir.path) == std::set<std::string>{std::string(250, 'x'), "other.txt"});
 }

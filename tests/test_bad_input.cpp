@@ -2,10 +2,10 @@
 // file and asserts what a user gets: exit code 2, exactly one line on stderr that contains
 // the row's key words (what is wrong, where, what to do), and no output file left behind
 // (--save, --metrics, --trace, --json and merge outputs all point into an empty directory
-// that must stay empty). Every row is also a row of README.md's "Bad input" table, and a
+// that must stay empty). Every row is also a row of docs/errors.md's "Bad input" table, and a
 // test below checks that the two lists agree.
 //
-// Rows already asserted elsewhere are not repeated here (they are in the README table):
+// Rows already asserted elsewhere are not repeated here (they are in docs/errors.md):
 //   test_cli.cpp "bad input: exit code 2, a one-line error, nothing half-written":
 //     csv missing file, ragged row, word in a field, label -1, idx wrong magic, npz not a
 //     zip, --nodes 0, --nodes 100000, --latency 2parsecs, --bandwidth fast, --model mlp:abc,
@@ -39,7 +39,7 @@ using dsgd::test::TempDir;
 namespace {
 
 struct Row {
-  std::string input;               // as the README table's first column shows it
+  std::string input;               // as docs/errors.md's table shows it
   std::string args;                // dsgd's arguments; {d} is the directory of the files
   std::vector<std::string> words;  // the one line on stderr contains every one
 };
@@ -114,6 +114,14 @@ void make_files(const std::string& d) {
   // CSV
   write(at("empty.csv"), "");
   write(at("ok.toml"), "nodes = 4\n");
+  write(at("utf16.csv"), std::string("\xFF\xFE"
+                                     "1\0,\0"
+                                     "2\0,\0"
+                                     "0\0\n\0",
+                                     14));
+  write(at("nul.csv"), std::string("1,2,0\n3,\0"
+                                   "4,1\n",
+                                   12));
   REQUIRE(::mkfifo(at("fifo").c_str(), 0600) == 0);  // a reader would wait for a writer
   write(at("sparse.csv"), "");
   std::filesystem::resize_file(at("sparse.csv"), uint64_t{1} << 40);  // 1 TiB of holes
@@ -158,6 +166,13 @@ void make_files(const std::string& d) {
   write(at("loss.toml"), "[network]\nloss = 2\n");
   write(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
   write(at("rank.toml"), "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
+  write(at("bool.toml"), "nodes = true\n");
+  write(at("until.toml"),
+        "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
+        "\"1s\"\n");
+  write(at("overlap.toml"),
+        "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
+  write(at("link9.toml"), "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
   // NPZ (for --model mlp:4)
   std::vector<NamedTensor> p = mlp4_params();
   write_npz(at("good.npz"), p);
@@ -351,6 +366,8 @@ std::vector<Row> data_rows() {
       {"synthetic:noise=nan", train("synthetic:noise=nan"), {"noise='nan'", "finite"}},
       {"synthetic:colour=red", train("synthetic:colour=red"), {"unknown key 'colour'"}},
       {"csv: a FIFO", train("csv:{d}/fifo"), {"fifo", "a pipe (FIFO)", "give the path"}},
+      {"csv: UTF-16 text", train("csv:{d}/utf16.csv"), {"utf16.csv", "UTF-16", "UTF-8"}},
+      {"csv: a NUL byte", train("csv:{d}/nul.csv"), {"nul.csv", "NUL byte at offset 8"}},
       {"csv: /dev/zero", train("csv:/dev/zero"), {"/dev/zero", "a character device"}},
       {"csv: a 1 TiB sparse file",
        train("csv:{d}/sparse.csv"),
@@ -375,6 +392,12 @@ std::vector<Row> scenario_rows() {
       {"scenario: loss = 2", train("loss.toml"), {"loss.toml:2:", "0 to 0.5"}},
       {"scenario: fault kind \"meteor\"", train("kind.toml"), {"kind.toml:2:", "meteor"}},
       {"scenario: fault on rank 7 of 4", train("rank.toml"), {"rank 7", "4 nodes"}},
+      {"scenario: nodes = true", train("bool.toml"), {"bool.toml:1:", "an integer from 1 to 256"}},
+      {"scenario: until before at", train("until.toml"), {"until.toml:7:", "not after at"}},
+      {"scenario: overlapping partition groups",
+       train("overlap.toml"),
+       {"overlap.toml:4:", "rank 1 is in two groups"}},
+      {"scenario: a link to rank 9 of 4", train("link9.toml"), {"rank 9", "4 nodes"}},
       {"scenario: missing file", train("none.toml"), {"--scenario", "none.toml", "check the path"}},
       {"scenario: a directory", "train -q --scenario {d}" + kOut, {"--scenario", "is a directory"}},
       {"scenario: a FIFO", train("fifo"), {"fifo", "a pipe (FIFO)", "scenario"}},
@@ -472,8 +495,9 @@ TEST_CASE("a run that diverges stops at the first non-finite loss, exit 1, savin
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
-TEST_CASE("every bad input tested here is a row of README's Bad input table", "[bad_input]") {
-  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
+TEST_CASE("every bad input tested here is a row of docs/errors.md's Bad input table",
+          "[bad_input]") {
+  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/docs/errors.md");
   const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   const std::string table = readme.substr(section);

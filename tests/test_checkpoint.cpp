@@ -256,6 +256,21 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
     bad[bad.size() / 3] ^= 0x10;
     spit(newest, bad);
   }
+  SECTION("a changed step in checkpoint.json (the zip's CRC now stale)") {
+    std::string bad = intact;
+    const size_t at = bad.find("\"step\": 10");
+    REQUIRE(at != std::string::npos);
+    bad[at + 9] = '5';  // "step": 15
+    spit(newest, bad);
+  }
+  SECTION("a changed step in checkpoint.json, the archive written anew") {
+    NpzArchive a = read_npz_archive(newest);
+    REQUIRE(a.blobs.size() == 1);
+    const size_t at = a.blobs[0].bytes.find("\"step\": 10");
+    REQUIRE(at != std::string::npos);
+    a.blobs[0].bytes[at + 9] = '5';
+    write_npz(newest, a.tensors, a.blobs);  // fresh CRCs: only the JSON's checksum can tell
+  }
   SECTION("an .npz that is not a checkpoint") {
     REQUIRE(run_dsgd(kFlags + "--nodes 2 --steps 1 --save " + newest).exit_code == 0);
   }
@@ -280,6 +295,31 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   r = run_dsgd(kFlags + "--nodes 2 --steps 15 --resume" + ckpt);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("all 2 checkpoints are damaged"));
+}
+
+TEST_CASE("a fresh run refuses a directory that holds checkpoints, and clears stale temporaries",
+          "[checkpoint][cli]") {
+  TempDir dir;
+  const std::string ckpt = " --checkpoint-dir " + (dir / "ckpt");
+  REQUIRE(run_dsgd(kFlags + "--steps 20 --checkpoint-every 5" + ckpt).exit_code == 0);
+  const std::string before = dir.listing();
+  // Another run (or this one afresh) would keep the older run's later steps and delete its
+  // own newest checkpoint each time: refused, one line, nothing touched.
+  auto r = run_dsgd(train_flags({{"--seed", "9"}}) + "--steps 10 --checkpoint-every 5" + ckpt);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK_THAT(r.err, Catch::Contains("already holds 3 checkpoints") &&
+                        Catch::Contains("ckpt-0000000020.npz") && Catch::Contains("--resume"));
+  CHECK(dir.listing() == before);
+  // What a killed writer leaves is removed by the next run that writes there.
+  spit(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d", "half a checkpoint");
+  r = run_dsgd(kFlags + "--steps 30 --resume --checkpoint-every 5" + ckpt);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d"));
+  CHECK(dir_listing(dir.path() / "ckpt") ==
+        "ckpt-0000000020.npz ckpt-0000000025.npz ckpt-0000000030.npz ");
 }
 
 TEST_CASE("checkpoint flags: bad values get one line and exit 2", "[checkpoint][cli]") {

@@ -2,6 +2,7 @@
 // one-line errors, and files that are either complete or absent.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -131,4 +132,47 @@ TEST_CASE("an --init file whose names or shapes do not fit the model is refused"
   r = run_dsgd("train -q --model softmax --steps 1 --init " + (dir / "p16.npz"));
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("--init"));
+}
+
+TEST_CASE("SIGTERM or SIGINT mid-run: one line, exit 128 + signal, no temporary left",
+          "[cli][signals]") {
+  for (const char* signal : {"TERM", "INT"}) {
+    DYNAMIC_SECTION("SIG" << signal) {
+      TempDir dir;
+      const std::string d = dir.path().string();
+      // In the background, SIGINT would start out ignored (bash does that to `&` jobs):
+      // `set -m` gives the job its own process group, where it keeps the default.
+      const std::string script = fmt::format(
+          "set -m; {} train -q --steps 100000 --model mlp:64 --save {}/p.npz --metrics "
+          "{}/m.jsonl 2>{}/err & pid=$!; "
+          "for i in $(seq 600); do ls -A {} | grep -q dsgd-tmp && break; sleep 0.05; done; "
+          "kill -{} $pid; wait $pid; echo $? >{}/rc",
+          DSGD_BINARY, d, d, d, d, signal, d);
+      REQUIRE(std::system(("bash -c '" + script + "'").c_str()) == 0);
+      const int rc = std::stoi(dsgd::test::read_text(dir.path() / "rc"));
+      const std::string err = dsgd::test::read_text(dir.path() / "err");
+      INFO(err);
+      CHECK(rc == 128 + (std::string(signal) == "TERM" ? 15 : 2));
+      CHECK_THAT(err, Catch::Contains(fmt::format("dsgd: interrupted by SIG{}", signal)) &&
+                          Catch::Contains("removed 1 unfinished output file"));
+      CHECK(std::count(err.begin(), err.end(), '\n') == 2);  // a blank line, then the one line
+      CHECK(dsgd::test::dir_listing(dir.path()) == "err rc ");
+    }
+  }
+}
+
+TEST_CASE("a run whose rank 0 crashes reports no success: exit 3, nothing saved", "[cli][faults]") {
+  for (const char* faults : {"--nodes 1 --crash 0@2", "--nodes 2 --crash 0@2 --crash 1@2"}) {
+    DYNAMIC_SECTION(faults) {
+      TempDir dir;
+      const std::string out = (dir.path() / "p.npz").string();
+      const auto r = dsgd::test::run_dsgd(
+          fmt::format("train -q --steps 10 {} --save {} --metrics {}.jsonl", faults, out, out));
+      INFO(r.err);
+      CHECK(r.exit_code == 3);
+      CHECK_THAT(r.err, Catch::Contains("rank 0 crashed"));
+      CHECK(r.out.find("final loss") == std::string::npos);
+      CHECK(dsgd::test::dir_listing(dir.path()).empty());
+    }
+  }
 }

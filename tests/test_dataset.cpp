@@ -255,6 +255,16 @@ TEST_CASE("csv with one file holds out every 10th row", "[dataset]") {
   CHECK(d.train.labels[3] == 3);
 }
 
+TEST_CASE("a csv that starts with a UTF-8 byte order mark keeps its first row", "[dataset]") {
+  TempDir dir;
+  std::string text = "\xEF\xBB\xBF";  // what spreadsheets put first, with no header here
+  for (int i = 0; i < 20; ++i)
+    text += std::to_string(i) + ",1," + std::to_string(i % 2) + "\n";
+  const Dataset d = dsgd::load_dataset("csv:" + dir.write("bom.csv", text), {});
+  CHECK(d.train.size() + d.test.size() == 20);
+  CHECK(d.train.x.at(0, 0) == 0.0f);
+}
+
 TEST_CASE("csv with train and test files", "[dataset]") {
   TempDir dir;
   std::string train = dir.write("train.csv", "1,2,0\n3,4,1\n5,6,2.0\n");

@@ -1,9 +1,10 @@
 // Bad replay input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]`
 // with a broken file exits 2 with one line on stderr naming the file and what to do, before
 // any window opens (so these run without a display), and writes nothing. Each row is
-// a row of README.md's "Bad input" table (checked below); the dsgd rows are in
+// a row of docs/errors.md's "Bad input" table (checked below); the dsgd rows are in
 // test_bad_input.cpp. Replay::parse's own error cases are in test_gui_logic.cpp.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,7 +21,7 @@ using dsgd::test::TempDir;
 namespace {
 
 struct Row {
-  std::string input;               // as the README table's first column shows it
+  std::string input;               // as docs/errors.md's table shows it
   std::string args;                // dsgd-gui's arguments; {d} is the directory of the files
   std::vector<std::string> words;  // the one line on stderr contains every one
 };
@@ -59,6 +60,12 @@ std::vector<Row> rows() {
       {"dsgd-gui --replay negative dur",
        "--replay {d}/dur.json" + shot,
        {"dur.json", "negative 'dur'"}},
+      {"dsgd-gui --replay a message to rank 2147483647",
+       "--replay {d}/rankmax.json" + shot,
+       {"rankmax.json", "rank 2147483647", "ranks 0 to 4095"}},
+      {"dsgd-gui --replay 2000 ranks",
+       "--replay {d}/wide.json" + shot,
+       {"wide.json", "2000 ranks", "at most 1024"}},
       {"dsgd-gui --replay missing file",
        "--replay {d}/none.json" + shot,
        {"none.json", "check the path"}},
@@ -88,6 +95,14 @@ TEST_CASE("dsgd-gui --replay of a bad file: exit 2, one line, no window, nothing
         R"({"traceEvents":[{"ph":"X","cat":"p2p","pid":0,"ts":1,"dur":1,"args":{"dir":"send"}}]})");
   write("dur.json", R"({"traceEvents":[{"ph":"X","cat":"step","pid":0,"ts":1,"dur":-5}]})");
   write("good.json", kGoodTrace);
+  const auto send_to = [](int dst) {
+    return fmt::format(
+        R"({{"traceEvents":[{{"ph":"X","cat":"p2p","pid":0,"ts":1,"dur":1,"args":{{"dir":"send",)"
+        R"("src":0,"dst":{},"tag":0,"k":0,"bytes":4}}}}]}})",
+        dst);
+  };
+  write("rankmax.json", send_to(2147483647));
+  write("wide.json", send_to(1999));
   write("bad.jsonl", "{\"step\": 1, \"loss\": 2.3}\n{\"step\": 2, \"loss\": \n");
   std::filesystem::create_directory(dir.path() / "out");
   const std::string before = dir.listing();
@@ -106,9 +121,9 @@ TEST_CASE("dsgd-gui --replay of a bad file: exit 2, one line, no window, nothing
   }
 }
 
-TEST_CASE("every dsgd-gui bad input tested here is a row of README's Bad input table",
+TEST_CASE("every dsgd-gui bad input tested here is a row of docs/errors.md's Bad input table",
           "[gui][bad_input]") {
-  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/README.md");
+  const std::string readme = read_text(std::string(DSGD_SOURCE_DIR) + "/docs/errors.md");
   const auto section = readme.find("## Bad input");
   REQUIRE(section != std::string::npos);
   for (const Row& row : rows()) {

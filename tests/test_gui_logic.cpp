@@ -511,4 +511,6 @@ TEST_CASE("PNG round trip and the blank-image check", "[gui]") {
   CHECK(distinct_colours(back, -5, -5, 100, 100) == 2);
   std::filesystem::remove(path);
   CHECK_THROWS_AS(read_png(path), DataError);
+  // A write that falls short (a full disk: /dev/full) is an error, never "wrote".
+  CHECK_THROWS_WITH(write_png("/dev/full", image), Catch::Contains("No space left"));
 }

@@ -63,6 +63,18 @@ TEST_CASE("preflight names every rank that differs from rank 0, with its host") 
                                 "0000000000000002)"));
   CHECK_THAT(m, Catch::Contains("rank 3 (host node1): dsgd version 0.2.0 (rank 0: 0.1.0)"));
   CHECK_THAT(m, !Catch::Contains("rank 1"));
+  CHECK_THAT(m, !Catch::Contains("\n"));  // one line
+  // The flag that differs, named as a user gave it.
+  TrainConfig base, other;
+  other.sgd.lr = 0.05f;
+  ranks = {ok, ok, ok};
+  ranks[0].config = config_fields(base);
+  ranks[1].config = config_fields(base);
+  ranks[2].config = config_fields(other);
+  ranks[2].config_hash = 7;
+  CHECK_THAT(mpi::describe_mismatch(ranks),
+             Catch::Contains("rank 2 (host node1): --lr 0.05 on rank 2, 0.1 on rank 0; give every "
+                             "rank the same flags"));
 #endif
 }
 

@@ -105,6 +105,28 @@ TEST_CASE("an outage holds messages until the link comes back", "[network][fault
   CHECK(model_arrival == Approx(0.051).margin(1e-9));
 }
 
+TEST_CASE("an outage that never ends holds messages for good: the deadline names the link",
+          "[network][faults]") {
+  using namespace std::chrono_literals;
+  sim::ClusterOptions options{.nodes = 2, .timeout = 300ms, .detect_deadlock = false};
+  options.network.outages.push_back({.links = {{0, 1}}, .from_s = 0});  // no until
+  std::string what;
+  try {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      std::vector<float> v(1, 5.0f);
+      if (comm.rank() == 0)
+        comm.send(v, 1);
+      else
+        comm.recv(v, 0);
+    });
+  } catch (const TimeoutError& e) {
+    what = e.what();
+  }
+  INFO(what);
+  CHECK_THAT(what, Catch::Contains("rank 1: recv from rank 0") &&
+                       Catch::Contains("the link 0 -> 1 is down for good"));
+}
+
 TEST_CASE("switch topology shares a node's downlink, a mesh does not", "[network]") {
   // Ranks 1 and 2 each send 1 MB to rank 0 at once over 100 MB/s links.
   auto arrival = [](sim::Topology topology) {

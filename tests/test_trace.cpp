@@ -653,6 +653,19 @@ TEST_CASE("a trace reads back into the events it was drawn from", "[trace][read]
   CHECK(twice.flows == once.flows);
 }
 
+TEST_CASE("a message naming a rank past what a trace holds is a problem, not a crash", "[trace]") {
+  const std::string text =
+      R"({"traceEvents":[{"ph":"X","cat":"p2p","name":"send to 2147483647","pid":0,"tid":1,)"
+      R"("ts":1,"dur":1,"args":{"dir":"send","src":0,"dst":2147483647,"tag":0,"k":0}}]})";
+  const TraceCheck check = check_trace_text(text, "big.json");
+  CHECK_FALSE(check.ok());
+  bool named = false;
+  for (const std::string& p : check.problems)
+    named |= p.find("rank 2147483647") != std::string::npos;
+  CHECK(named);
+  CHECK_THROWS_WITH(read_trace_events(text, "big.json"), Catch::Contains("rank 2147483647"));
+}
+
 TEST_CASE("a rank's own trace file labels its collective messages as the whole trace does",
           "[trace][run]") {
   EventBuffer buffer;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "core/comm/collectives.h"
@@ -82,10 +83,14 @@ Bodies bodies_for(dsgd::mpi::MpiCommunicator& comm, std::vector<float>& data) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--max-mib")) o.max_mib = std::strtoul(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--samples")) o.samples = std::max(1, std::atoi(argv[i + 1]));
-  }
+  CLI::App app{"bench_mpi_allreduce: bare MPI_Allreduce against dsgd's over MPI (run it under "
+               "mpirun -np 2 or more)"};
+  app.add_option("--max-mib", o.max_mib, "Largest size in MiB (from 1 MiB, doubling)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--samples", o.samples, "Calls per method and size (default: by size)")
+      ->check(CLI::Range(1, 1000000));
+  CLI11_PARSE(app, argc, argv);  // --help and bad flags end here, before MPI starts
   try {
     dsgd::mpi::MpiSession session({.report_sigterm = false});
     dsgd::mpi::MpiCommunicator comm;

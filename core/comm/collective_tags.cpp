@@ -1,5 +1,7 @@
 #include "core/comm/collective_tags.h"
 
+#include <fmt/format.h>
+
 namespace dsgd {
 namespace {
 
@@ -37,6 +39,11 @@ const CollectiveTag* find_collective_tag(CollectiveOp op, Algorithm algorithm) {
 const char* tag_label(int tag) {
   if (const CollectiveTag* c = find_collective_tag(tag)) return c->label;
   return tag >= kCollectiveTagBase ? "collective" : "p2p";
+}
+
+std::string tag_text(int tag) {
+  if (tag < kCollectiveTagBase) return fmt::format("tag {}", tag);
+  return fmt::format("tag {}, {}", tag, tag_label(tag));
 }
 
 }  // namespace dsgd

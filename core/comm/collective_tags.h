@@ -5,6 +5,8 @@
 // below kCollectiveTagBase belongs to the program.
 #pragma once
 
+#include <string>
+
 #include "core/comm/collectives.h"
 
 namespace dsgd {
@@ -25,5 +27,7 @@ const CollectiveTag* find_collective_tag(CollectiveOp op, Algorithm algorithm);
 // What a message with `tag` is called: its collective's label, "collective" for a reserved
 // tag no collective uses, "p2p" for a user tag.
 const char* tag_label(int tag);
+// A tag as messages and errors show it: "tag 0", or "tag 1073741828, all_reduce ring".
+std::string tag_text(int tag);
 
 }  // namespace dsgd

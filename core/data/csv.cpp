@@ -51,6 +51,20 @@ NumberStatus parse_number(std::string_view s, T& out) {
   return ec == std::errc() ? NumberStatus::ok : NumberStatus::not_a_number;
 }
 
+// A CSV is UTF-8 (or ASCII) text: UTF-16 and binary files are refused by name, before a
+// NUL byte could cut an error message that quotes a line.
+void check_text_encoding(const std::string& text, const std::string& path) {
+  if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF"))
+    throw DataError(fmt::format(
+        "{}: UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8 CSV", path));
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos)
+    throw DataError(
+        fmt::format("{}: a NUL byte at offset {}: not a text file (or UTF-16 without a "
+                    "byte order mark); save it as UTF-8 CSV",
+                    path, nul));
+}
+
 // Accumulates the rows of one or two files, which must agree on the number of fields.
 struct CsvReader {
   explicit CsvReader(Task t) : task(t) {}
@@ -61,6 +75,8 @@ struct CsvReader {
 
   Split read(const std::string& path) {
     std::string text = read_input_file(path, kMaxCsvBytes, "a CSV file");
+    check_text_encoding(text, path);
+    if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 BOM (spreadsheets)
 
     std::vector<float> x;
     Split s;

@@ -10,6 +10,7 @@
 
 #include "core/data/loaders.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 
 namespace dsgd {
 namespace {
@@ -28,39 +29,6 @@ std::vector<std::string> split_paths(std::string_view s) {
 [[noreturn]] void bad_spec(const std::string& spec, const std::string& why) {
   throw UsageError(fmt::format("data spec '{}': {}; use one of {}", spec, why, kDataSpecHelp));
 }
-
-// FNV-1a 64 over values written as fixed-width little-endian bytes.
-class Fnv1a {
- public:
-  void bytes(const unsigned char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-      h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
-  }
-  void u64(uint64_t v) {
-    unsigned char b[8];
-    for (int i = 0; i < 8; ++i)
-      b[i] = static_cast<unsigned char>(v >> (8 * i));
-    bytes(b, 8);
-  }
-  void u32(uint32_t v) {
-    unsigned char b[4];
-    for (int i = 0; i < 4; ++i)
-      b[i] = static_cast<unsigned char>(v >> (8 * i));
-    bytes(b, 4);
-  }
-  void floats(const float* p, size_t n) {
-    if constexpr (std::endian::native == std::endian::little) {
-      bytes(reinterpret_cast<const unsigned char*>(p), n * sizeof(float));
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        u32(std::bit_cast<uint32_t>(p[i]));
-    }
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0xcbf29ce484222325ULL;
-};
 
 void hash_split(Fnv1a& h, const Split& s) {
   h.u64(s.x.shape().size());

@@ -1,6 +1,7 @@
 #include "core/io/atomic_file.h"
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/interrupt.h"
 
 namespace dsgd {
 namespace {
@@ -89,6 +91,7 @@ AtomicFile::AtomicFile(std::string dest) : dest_(std::move(dest)) {
   int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) throw_write_error(dest_, errno);
   temp_path_ = name;
+  register_temporary(temp_path_);  // an interrupt removes it (core/io/interrupt.h)
   // mkstemp creates mode 0600; a saved file should look like any other file the user writes.
   ::fchmod(fd, exists ? (st.st_mode & 07777) : 0644);
   ::close(fd);
@@ -97,7 +100,10 @@ AtomicFile::AtomicFile(std::string dest) : dest_(std::move(dest)) {
 AtomicFile::~AtomicFile() {
   if (committed_) return;
   if (stream_.is_open()) stream_.close();
-  if (!in_place_) ::unlink(temp_path_.c_str());
+  if (!in_place_) {
+    ::unlink(temp_path_.c_str());
+    unregister_temporary(temp_path_);
+  }
 }
 
 std::ostream& AtomicFile::stream() {
@@ -125,6 +131,7 @@ void AtomicFile::commit() {
   fsync_path(temp_path_, dest_, false);
   if (::rename(temp_path_.c_str(), target_.c_str()) != 0) throw_write_error(dest_, errno);
   committed_ = true;
+  unregister_temporary(temp_path_);
   // Make the rename itself durable: without this a crash can bring back the old file.
   fsync_path(directory_of(target_), dest_, true);
 }
@@ -135,15 +142,17 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   file.commit();
 }
 
-int remove_stale_temporaries(const std::string& dest) {
-  const std::filesystem::path prefix(temp_prefix(resolve_links(dest)));
-  const std::string stem = prefix.filename().string();
+int remove_stale_temporaries(const std::string& dir, std::string_view name_prefix) {
+  const std::string head = "." + std::string(name_prefix);
   std::error_code ec;
   int removed = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           prefix.has_parent_path() ? prefix.parent_path() : ".", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() == stem.size() + 6 && name.starts_with(stem) && entry.is_regular_file(ec) &&
+    const size_t mark = name.size() >= 6 + std::strlen(kTempMark)
+                            ? name.size() - 6 - std::strlen(kTempMark)
+                            : std::string::npos;
+    if (name.starts_with(head) && mark != std::string::npos && mark >= head.size() &&
+        name.compare(mark, std::strlen(kTempMark), kTempMark) == 0 && entry.is_regular_file(ec) &&
         std::filesystem::remove(entry.path(), ec))
       ++removed;
   }

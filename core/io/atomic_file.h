@@ -50,8 +50,9 @@ class AtomicFile {
 // Writes bytes to path through an AtomicFile.
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
-// The temporaries AtomicFile leaves when its process is killed: `.NAME.dsgd-tmp.*` next to
-// `dest`. Removes them (a new run writing dest calls it first) and returns how many.
-int remove_stale_temporaries(const std::string& dest);
+// The temporaries AtomicFile leaves in `dir` when its process is killed while writing a file
+// whose name starts with `name_prefix` (`.ckpt-0000000010.npz.dsgd-tmp.XXXXXX` for "ckpt-").
+// Removes them (a run about to write such files calls it first); returns how many.
+int remove_stale_temporaries(const std::string& dir, std::string_view name_prefix);
 
 }  // namespace dsgd

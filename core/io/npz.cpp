@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include "core/errors.h"
 #include "core/io/input_file.h"
@@ -302,6 +303,41 @@ ZipPtr open_archive(const std::string& path) {
   return za;
 }
 
+// The bytes of entry i, checked against the CRC-32 the archive holds for it.
+std::string read_entry(zip_t* za, zip_int64_t i, const zip_stat_t& st, const std::string& where) {
+  ZipFilePtr file(zip_fopen_index(za, static_cast<zip_uint64_t>(i), 0));
+  if (!file) throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za)));
+  // Grown with the bytes actually read, a MiB at a time: the size in the zip directory is
+  // the file's to claim, and a 200-byte archive may claim 4 GiB.
+  std::string bytes;
+  zip_uint64_t got = 0;
+  while (got < st.size) {
+    const zip_uint64_t want = std::min<zip_uint64_t>(st.size - got, zip_uint64_t{1} << 20);
+    bytes.resize(got + want);
+    zip_int64_t n = zip_fread(file.get(), bytes.data() + got, want);
+    if (n < 0)
+      throw DataError(
+          fmt::format("{} is corrupt ({}); save it again", where, zip_file_strerror(file.get())));
+    bytes.resize(got + static_cast<zip_uint64_t>(n));
+    if (n == 0) break;
+    got += static_cast<zip_uint64_t>(n);
+  }
+  if (got != st.size)
+    throw DataError(
+        fmt::format("{} is truncated: expected {} bytes, found {}", where, st.size, got));
+  // libzip does not check a stored (uncompressed) entry's CRC: a changed byte would pass.
+  if (st.valid & ZIP_STAT_CRC) {
+    const uint32_t crc = static_cast<uint32_t>(
+        ::crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+    if (crc != st.crc)
+      throw DataError(
+          fmt::format("{} is corrupt (CRC-32 0x{:08x}, the archive says 0x{:08x}); "
+                      "save it again",
+                      where, crc, st.crc));
+  }
+  return bytes;
+}
+
 // Reads every entry; entries that are not NAME.npy go to `blobs`, or are refused when it
 // is null. An entry whose declared size exceeds `max_bytes` is refused before it is read.
 std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBlob>* blobs,
@@ -335,26 +371,7 @@ std::vector<NamedTensor> read_entries(const std::string& path, std::vector<NpzBl
           "{} declares {} bytes, more than any array this run reads can hold ({} at most); give "
           "the parameters of this model",
           where, st.size, max_bytes));
-    ZipFilePtr file(zip_fopen_index(za.get(), static_cast<zip_uint64_t>(i), 0));
-    if (!file) throw DataError(fmt::format("{} cannot be read: {}", where, zip_strerror(za.get())));
-    // Grown with the bytes actually read, a MiB at a time: the size in the zip directory is
-    // the file's to claim, and a 200-byte archive may claim 4 GiB.
-    std::string bytes;
-    zip_uint64_t got = 0;
-    while (got < st.size) {
-      const zip_uint64_t want = std::min<zip_uint64_t>(st.size - got, zip_uint64_t{1} << 20);
-      bytes.resize(got + want);
-      zip_int64_t n = zip_fread(file.get(), bytes.data() + got, want);
-      if (n < 0)
-        throw DataError(
-            fmt::format("{} is corrupt ({}); save it again", where, zip_file_strerror(file.get())));
-      bytes.resize(got + static_cast<zip_uint64_t>(n));
-      if (n == 0) break;
-      got += static_cast<zip_uint64_t>(n);
-    }
-    if (got != st.size)
-      throw DataError(
-          fmt::format("{} is truncated: expected {} bytes, found {}", where, st.size, got));
+    std::string bytes = read_entry(za.get(), i, st, where);
     if (npy)
       out.push_back({name, decode_npy(bytes, where)});
     else

@@ -13,6 +13,9 @@ namespace dsgd::trace_detail {
 
 inline constexpr const char* kFormat = "dsgd-trace";
 inline constexpr int kFormatVersion = 1;
+// The ranks a trace may name (pids, message ends): readers refuse more, so that a rank of
+// 2147483647 in a hand-edited file is an error, not a world of two billion.
+inline constexpr int kMaxTraceRanks = 4096;
 // Categories ("cat") of what trace_json writes, and what the reader looks for.
 inline constexpr const char* kP2pCat = "p2p";                // send and receive slices
 inline constexpr const char* kStepCat = "step";              // training steps

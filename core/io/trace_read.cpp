@@ -136,6 +136,15 @@ bool message_end(const json& e, MessageEnd& m, std::string* why) {
   m.tid = e["tid"];
   m.start_ns = us_to_ns(e["ts"].get<double>());
   m.end_ns = m.start_ns + us_to_ns(e["dur"].get<double>());
+  for (const char* key : {"src", "dst"}) {
+    const int64_t rank = (*args)[key].get<int64_t>();
+    if (rank < 0 || rank >= kMaxTraceRanks) {
+      if (why)
+        *why = fmt::format("names rank {} in args.{}: a trace holds ranks 0 to {}", rank, key,
+                           kMaxTraceRanks - 1);
+      return false;
+    }
+  }
   m.src = (*args)["src"];
   m.dst = (*args)["dst"];
   m.tag = (*args)["tag"];
@@ -205,13 +214,20 @@ void EventReader::push(double ts_us, double dur_us, const Event& begin, const Ev
   if (end) keyed_.push_back({ts_us + dur_us, 0, dur_us, serial_++, *end});
 }
 
+// The rank a number names, or DataError: a trace holds ranks 0 .. kMaxTraceRanks - 1.
+int checked_rank(double value, const char* where) {
+  if (!(value >= 0 && value < td::kMaxTraceRanks))
+    throw DataError(fmt::format("rank {} in '{}': a dsgd trace holds ranks 0 to {}", value, where,
+                                td::kMaxTraceRanks - 1));
+  return static_cast<int>(value);
+}
+
 void EventReader::read(const json& item) {
   if (!item.is_object()) throw DataError("not an object");
   const std::string ph = item.value("ph", std::string());
   const std::string cat = item.value("cat", std::string());
   if (ph == "i" && cat == td::kNoteCat) {
-    const int rank = static_cast<int>(number(item, "pid", -1));
-    if (rank < 0 || rank >= 65536) throw DataError(fmt::format("bad pid {}", rank));
+    const int rank = checked_rank(number(item, "pid", -1), "pid");
     const double ts = number(item, "ts", 0);
     push(ts, 0,
          {.kind = EventKind::note,
@@ -233,9 +249,8 @@ void EventReader::read(const json& item) {
 void EventReader::read_slice(const json& item, const std::string& cat) {
   const json args = item.value("args", json::object());
   if (!args.is_object()) throw DataError("'args' is not an object");
-  const int rank = static_cast<int>(number(item, "pid", -1));
+  const int rank = checked_rank(number(item, "pid", -1), "pid");
   const double ts = number(item, "ts", -1), dur = number(item, "dur", 0);
-  if (rank < 0 || rank >= 65536) throw DataError(fmt::format("bad pid {}", rank));
   if (ts < 0 && !item.contains("ts")) throw DataError("no 'ts'");
   if (dur < 0) throw DataError("negative 'dur'");
   const double model_begin = number(args, "model_s", -1);
@@ -260,10 +275,11 @@ void EventReader::read_slice(const json& item, const std::string& cat) {
 void EventReader::read_message(const json& args, Event& begin, Event& end) {
   ++messages_;
   const std::string dir = args.value("dir", std::string());
-  const int src = static_cast<int>(number(args, "src", -1));
-  const int dst = static_cast<int>(number(args, "dst", -1));
-  if ((dir != "send" && dir != "recv") || src < 0 || dst < 0)
+  if ((dir != "send" && dir != "recv") || number(args, "src", -1) < 0 ||
+      number(args, "dst", -1) < 0)
     throw DataError("p2p slice without dir/src/dst");
+  const int src = checked_rank(number(args, "src", -1), "src");
+  const int dst = checked_rank(number(args, "dst", -1), "dst");
   begin.tag = end.tag = static_cast<int>(number(args, "tag", 0));
   begin.bytes = end.bytes = static_cast<uint64_t>(number(args, "bytes", 0));
   begin.seq = end.seq = static_cast<uint64_t>(number(args, "k", 0));

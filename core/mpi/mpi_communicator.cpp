@@ -2,9 +2,13 @@
 // R = world size, c = elements each rank contributes or receives.
 #include "core/mpi/mpi_communicator.h"
 
+#include "core/comm/collective_tags.h"
+
 #include <algorithm>
 #include <exception>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,6 +21,9 @@ namespace {
 
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
+
+// A pause between two polls this long means the process itself was not running.
+constexpr double kStoppedS = 1.0;
 
 // How a wait polls MPI_Test. Spin for the first 100 us: a message already on its way
 // completes within microseconds, and MPI moves data only while some MPI call runs. Then
@@ -80,8 +87,19 @@ std::string who_am_i(MPI_Comm comm) {
 // Requests
 // ---------------------------------------------------------------------------------------
 
-// One MPI_Isend or MPI_Irecv. Completes once: the first MPI_Test (or cancel) that reports
-// completion fixes its Status or its error; later waits and tests return the same.
+// A receive is matched before it is posted. Open MPI 4.1 overruns a receive buffer that is
+// smaller than a message above its eager limit, on every transport tried (self, vader's
+// single copy, tcp): pml/ob1 moves the sender's full length instead of failing with
+// MPI_ERR_TRUNCATE. So a receive first matches its message (MPI_Improbe), checks its size,
+// and only then receives it (MPI_Imrecv of exactly that size); a message of another size is
+// drained into scratch memory and reported as a UsageError naming both sizes, as the
+// simulator reports it. Matching keeps MPI's order: receives are matched in the order they
+// were posted (MpiCommunicator::match_receives), and every poll of any request matches, so
+// a rank waiting on its send still takes the messages its peers send it.
+constexpr int kMaxDrainBytes = 1 << 28;  // larger mismatched messages stay unreceived
+
+// One MPI_Isend or one matched receive. Completes once: the first MPI_Test (or cancel) that
+// reports completion fixes its Status or its error; later waits and tests return the same.
 class MpiRequest final : public RequestImpl {
  public:
   MpiRequest(MpiCommunicator& comm, MPI_Request request, bool is_recv, int peer, int tag,
@@ -92,9 +110,11 @@ class MpiRequest final : public RequestImpl {
         peer_(peer),
         tag_(tag),
         buffer_(buffer),
-        send_count_(send_count) {}
+        send_count_(send_count),
+        matched_(!is_recv) {}
 
   ~MpiRequest() override {
+    if (!matched_ && !done_) comm_.forget_receive(this);
     if (request_ == MPI_REQUEST_NULL) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -112,8 +132,14 @@ class MpiRequest final : public RequestImpl {
 
   Status wait_until(Clock::time_point deadline) override {
     Backoff backoff;
+    Clock::time_point last = Clock::now();
     while (!done_ && !poll()) {
-      if (Clock::now() >= deadline && expire()) break;
+      const Clock::time_point now = Clock::now();
+      // A pause between two polls far longer than any backoff: this process did not run
+      // (SIGSTOP, a debugger, an overloaded host), so the deadline says nothing of the peer.
+      longest_pause_ = std::max(longest_pause_, now - last);
+      last = now;
+      if (now >= deadline && expire()) break;
       backoff.pause();
     }
     return finish();
@@ -125,9 +151,64 @@ class MpiRequest final : public RequestImpl {
     return true;
   }
 
+  int peer() const { return peer_; }
+  int tag() const { return tag_; }
+
+  // One MPI_Improbe for this receive's message: false while none has arrived. A matched
+  // message is posted (MPI_Imrecv) or, when its size differs, drained and reported.
+  bool try_match() {
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    int flag = 0;
+    const int source = peer_ == kAnySource ? MPI_ANY_SOURCE : peer_;
+    int rc = MPI_Improbe(source, tag_, comm_.mpi_comm(), &flag, &message, &st);
+    if (rc == MPI_SUCCESS && !flag) return false;
+    matched_ = true;
+    if (rc != MPI_SUCCESS) return fail(rc, "MPI_Improbe");
+    int bytes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    if (static_cast<size_t>(bytes) != buffer_.size_bytes()) {
+      drain(message, st, bytes);
+      return true;
+    }
+    rc = MPI_Imrecv(buffer_.data(), static_cast<int>(buffer_.size()), MPI_FLOAT, &message,
+                    &request_);
+    if (rc != MPI_SUCCESS) return fail(rc, "MPI_Imrecv");
+    return true;
+  }
+
  private:
-  // One MPI_Test: true once complete (successfully or not).
+  bool fail(int rc, const char* call) {
+    done_ = true;
+    store_error(rc, call);
+    return true;
+  }
+
+  // A matched message of another size than the buffer: received whole into scratch memory,
+  // so that the communicator works on, and reported.
+  void drain(MPI_Message& message, const MPI_Status& st, int bytes) {
+    done_ = true;
+    error_ = mismatch(st.MPI_SOURCE, st.MPI_TAG,
+                      bytes % sizeof(float) == 0 ? std::to_string(bytes / sizeof(float))
+                                                 : fmt::format("{} bytes, not whole", bytes));
+    if (bytes > kMaxDrainBytes) return;  // its sender's wait ends at its deadline
+    std::vector<char> scratch(bytes);
+    auto guard = comm_.blocking("MPI_Mrecv (a message of another size)", scratch.size());
+    MPI_Mrecv(scratch.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+  }
+
+  std::exception_ptr mismatch(int source, int tag, const std::string& count) const {
+    return std::make_exception_ptr(UsageError(fmt::format(
+        "{}: recv buffer holds {} floats but the message from {} (tag {}) has {} floats; "
+        "size the buffer to match the send",
+        comm_.describe(comm_.rank()), buffer_.size(), comm_.describe(source), tag, count)));
+  }
+
+  // Matches pending receives, then one MPI_Test: true once complete (successfully or not).
   bool poll() {
+    comm_.match_receives();
+    if (done_) return true;
+    if (!matched_) return false;
     MPI_Status st;
     int flag = 0;
     const int rc = MPI_Test(&request_, &flag, &st);
@@ -148,15 +229,11 @@ class MpiRequest final : public RequestImpl {
     MPI_Get_count(&st, MPI_FLOAT, &count);
     int error_class = MPI_SUCCESS;
     MPI_Error_class(rc, &error_class);
-    // Open MPI reports the sender's full count on truncation; other MPIs may not.
+    // Matching checked the size; an MPI that still reports truncation is reported alike.
     if (error_class == MPI_ERR_TRUNCATE ||
         (rc == MPI_SUCCESS && static_cast<size_t>(count) != buffer_.size())) {
       const bool known = count != MPI_UNDEFINED && static_cast<size_t>(count) != buffer_.size();
-      error_ = std::make_exception_ptr(UsageError(fmt::format(
-          "{}: recv buffer holds {} floats but the message from {} (tag {}) has {} floats; "
-          "size the buffer to match the send",
-          comm_.describe(comm_.rank()), buffer_.size(), comm_.describe(st.MPI_SOURCE), st.MPI_TAG,
-          known ? std::to_string(count) : "more")));
+      error_ = mismatch(st.MPI_SOURCE, st.MPI_TAG, known ? std::to_string(count) : "more");
       return;
     }
     if (rc != MPI_SUCCESS) {
@@ -177,7 +254,9 @@ class MpiRequest final : public RequestImpl {
   // The deadline passed. Returns true if the operation completed after all (a receive
   // that matched while being cancelled is not a timeout); throws TimeoutError otherwise.
   bool expire() {
-    if (is_recv_) {
+    if (!matched_) {
+      comm_.forget_receive(this);  // nothing was posted: nothing to cancel
+    } else if (is_recv_) {
       MPI_Cancel(&request_);
       MPI_Status st;
       int rc = MPI_SUCCESS;
@@ -201,16 +280,24 @@ class MpiRequest final : public RequestImpl {
       MPI_Request_free(&request_);
     }
     done_ = true;
-    const std::string peer = peer_ == kAnySource ? "any rank" : comm_.describe(peer_);
-    error_ = std::make_exception_ptr(TimeoutError(
-        fmt::format("{}: {} {} {} (tag {}) passed its deadline ({:g} s timeout); is {} alive "
-                    "and {}?",
-                    comm_.describe(comm_.rank()), is_recv_ ? "recv" : "send",
-                    is_recv_ ? "from" : "to", peer, tag_,
-                    std::chrono::duration<double>(comm_.timeout()).count(), peer,
-                    is_recv_ ? "sending" : "receiving"),
-        peer_));
+    error_ = std::make_exception_ptr(TimeoutError(timeout_message(), peer_));
     std::rethrow_exception(error_);
+  }
+
+  std::string timeout_message() const {
+    const std::string peer = peer_ == kAnySource ? "any rank" : comm_.describe(peer_);
+    const std::string what = fmt::format("{}: {} {} {} ({}) passed its deadline ({:g} s timeout)",
+                                         comm_.describe(comm_.rank()), is_recv_ ? "recv" : "send",
+                                         is_recv_ ? "from" : "to", peer, tag_text(tag_),
+                                         std::chrono::duration<double>(comm_.timeout()).count());
+    const double stopped_s = std::chrono::duration<double>(longest_pause_).count();
+    if (stopped_s >= kStoppedS)
+      return fmt::format(
+          "{} while this rank itself did not run for {:.1f} s (stopped by "
+          "SIGSTOP or a debugger, or a starved host); it cannot tell whether {} "
+          "is alive",
+          what, stopped_s, peer);
+    return fmt::format("{}; is {} alive and {}?", what, peer, is_recv_ ? "sending" : "receiving");
   }
 
   Status finish() {
@@ -237,10 +324,12 @@ class MpiRequest final : public RequestImpl {
   const int tag_;
   const std::span<float> buffer_;  // receives only
   const size_t send_count_;
+  bool matched_;  // a send, or a receive whose message MPI_Improbe matched
   bool done_ = false;
   bool reported_ = false;
   Status status_;
   std::exception_ptr error_;
+  Clock::duration longest_pause_{0};  // between two polls of wait_until
 };
 
 // ---------------------------------------------------------------------------------------
@@ -317,17 +406,40 @@ Request MpiCommunicator::do_isend(std::span<const float> data, int dst, int tag)
 
 Request MpiCommunicator::do_irecv(std::span<float> data, int src, int tag) {
   check_tag(tag, "recv");
-  const int count = checked_count(data.size(), "recv");
+  checked_count(data.size(), "recv");
   if (events())
     emit({.kind = EventKind::recv_begin,
           .peer = src,
           .tag = tag,
           .bytes = data.size_bytes(),
           .op = "recv"});
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int source = src == kAnySource ? MPI_ANY_SOURCE : src;
-  DSGD_MPI_CHECK_PEER(MPI_Irecv(data.data(), count, MPI_FLOAT, source, tag, comm_, &request), src);
-  return Request(std::make_shared<MpiRequest>(*this, request, true, src, tag, data, 0), timeout());
+  auto request = std::make_shared<MpiRequest>(*this, MPI_REQUEST_NULL, true, src, tag, data, 0);
+  unmatched_.push_back(request.get());
+  match_receives();  // a message already here is posted at once
+  return Request(std::move(request), timeout());
+}
+
+// A receive that could take a message meant for an earlier one still unmatched waits for
+// it, as MPI matches posted receives in order: same tag, and the same source or any.
+void MpiCommunicator::match_receives() {
+  std::vector<const MpiRequest*> waiting;
+  for (auto it = unmatched_.begin(); it != unmatched_.end();) {
+    MpiRequest* r = *it;
+    const bool behind = std::any_of(waiting.begin(), waiting.end(), [r](const MpiRequest* w) {
+      return w->tag() == r->tag() &&
+             (w->peer() == r->peer() || w->peer() == kAnySource || r->peer() == kAnySource);
+    });
+    if (!behind && r->try_match()) {
+      it = unmatched_.erase(it);
+    } else {
+      waiting.push_back(r);
+      ++it;
+    }
+  }
+}
+
+void MpiCommunicator::forget_receive(const MpiRequest* request) {
+  std::erase(unmatched_, request);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-// MpiCommunicator: one MPI rank as a dsgd Communicator. Point-to-point is MPI_Isend/Irecv
-// with MPI_FLOAT and the caller's tag on the communicator as given (no MPI_Comm_dup, so
-// mpi4py ranks in the same job can talk to it); every wait polls MPI_Test until its deadline;
+// MpiCommunicator: one MPI rank as a dsgd Communicator. Point-to-point is MPI_Isend and a
+// matched receive (MPI_Improbe, then MPI_Imrecv of exactly the message's size) with
+// MPI_FLOAT and the caller's tag on the communicator as given (no MPI_Comm_dup, so mpi4py
+// ranks in the same job can talk to it); every wait polls until its deadline;
 // native_* call MPI's blocking collectives under a Watchdog. Not a launcher (MpiSession is),
 // not thread-safe: only the thread that made the MpiSession calls it (MPI_THREAD_FUNNELED).
 #pragma once
@@ -16,6 +17,8 @@
 #include "core/mpi/watchdog.h"
 
 namespace dsgd::mpi {
+
+class MpiRequest;
 
 // dsgd's collectives use tags from kCollectiveTagBase upwards; an MPI whose MPI_TAG_UB is
 // below kCollectiveTagBase + kCollectiveTagSpan cannot run them. Open MPI's is 2^31 - 1.
@@ -61,6 +64,11 @@ class MpiCommunicator final : public Communicator {
   Request do_irecv(std::span<float> data, int src, int tag) override;
 
  private:
+  friend class MpiRequest;
+  // Matches the receives not yet matched, in the order they were posted (see the .cpp).
+  void match_receives();
+  void forget_receive(const MpiRequest* request);
+
   void check_tag(int tag, const char* what) const;
   int checked_count(size_t count, const char* what) const;
 
@@ -71,6 +79,7 @@ class MpiCommunicator final : public Communicator {
   std::string host_;
   std::vector<std::string> hosts_;  // per rank; empty until set_hosts
   std::vector<uint64_t> send_seq_;  // per destination: messages sent so far (events)
+  std::vector<MpiRequest*> unmatched_;  // receives without a message yet, in posting order
   Watchdog watchdog_;
 };
 

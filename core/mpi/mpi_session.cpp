@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/interrupt.h"
 #include "core/mpi/mpi_check.h"
 
 namespace dsgd::mpi {
@@ -70,6 +71,10 @@ MpiSession::MpiSession(const SessionOptions& options) {
         "dsgd: rank {} (host {}): stopped by SIGTERM: mpirun stops every rank when one rank "
         "dies (its message names that rank) or when the job is cancelled\n",
         rank_, host_);
+    if (interrupts_handled()) {  // dsgd's own handler thread says it, and cleans up
+      set_interrupt_note(SIGTERM, line.substr(0, line.size() - 1));
+      return;
+    }
     g_sigterm_length = std::min(line.size(), sizeof g_sigterm_line);
     std::memcpy(g_sigterm_line, line.data(), g_sigterm_length);
     struct sigaction action = {};

@@ -20,7 +20,27 @@ struct Record {
   uint32_t pad;
   uint64_t config_hash;
   uint64_t data_hash;
+  char config[1024];  // "flag=value\n" per config field (cut at 1023 bytes)
 };
+
+std::string config_text(const ConfigFields& fields) {
+  std::string text;
+  for (const auto& [flag, value] : fields)
+    text += flag + "=" + value + "\n";
+  return text;
+}
+
+ConfigFields config_of(const std::string& text) {
+  ConfigFields fields;
+  for (size_t at = 0; at < text.size();) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, nl - at);
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) fields.push_back({line.substr(0, eq), line.substr(eq + 1)});
+    at = nl + 1;
+  }
+  return fields;
+}
 
 void copy_text(char* out, size_t size, const std::string& text) {
   std::memset(out, 0, size);
@@ -46,11 +66,15 @@ std::string describe_mismatch(const std::vector<RankIdentity>& ranks) {
           fmt::format("dsgd version {} (rank 0: {}); install the same dsgd on every "
                       "host",
                       id.version, ref.version));
-    if (id.config_hash != ref.config_hash)
+    if (id.config_hash != ref.config_hash) {
+      const std::string flag = first_difference(id.config, static_cast<int>(r), ref.config, 0);
       what.push_back(
-          fmt::format("configuration hash {:016x} (rank 0: {:016x}); give every rank "
-                      "the same flags and --config file",
-                      id.config_hash, ref.config_hash));
+          !flag.empty()
+              ? fmt::format("{}; give every rank the same flags", flag)
+              : fmt::format("configuration hash {:016x} (rank 0: {:016x}); give every rank the "
+                            "same flags",
+                            id.config_hash, ref.config_hash));
+    }
     if (id.data_hash != ref.data_hash)
       what.push_back(
           fmt::format("dataset hash {:016x} (rank 0: {:016x}); every host must see "
@@ -59,12 +83,12 @@ std::string describe_mismatch(const std::vector<RankIdentity>& ranks) {
     if (what.empty()) continue;
     if (++differing > 8) continue;  // the first few say enough
     for (const std::string& w : what)
-      lines += fmt::format("\n  rank {} (host {}): {}", r, id.host, w);
+      lines += fmt::format("; rank {} (host {}): {}", r, id.host, w);
   }
   if (differing == 0) return "";
-  return fmt::format("preflight: {} of {} ranks differ from rank 0 (host {}):{}{}", differing,
+  return fmt::format("preflight: {} of {} ranks differ from rank 0 (host {}){}{}", differing,
                      ranks.size(), ref.host, lines,
-                     differing > 8 ? fmt::format("\n  ... and {} more", differing - 8) : "");
+                     differing > 8 ? fmt::format("; ... and {} more", differing - 8) : "");
 }
 
 std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput& input) {
@@ -74,6 +98,7 @@ std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput&
   mine.local_rank = local_rank_from_env();
   mine.config_hash = input.config_hash;
   mine.data_hash = input.data_hash;
+  copy_text(mine.config, sizeof mine.config, config_text(input.config));
   std::vector<Record> all(comm.size());
   {
     auto guard = comm.blocking("MPI_Allgather (preflight)", sizeof(Record) * all.size());
@@ -87,7 +112,8 @@ std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput&
                      .version = text_of(r.version, sizeof r.version),
                      .local_rank = r.local_rank,
                      .config_hash = r.config_hash,
-                     .data_hash = r.data_hash});
+                     .data_hash = r.data_hash,
+                     .config = config_of(text_of(r.config, sizeof r.config))});
     hosts.push_back(ranks.back().host);
   }
   comm.set_hosts(std::move(hosts));

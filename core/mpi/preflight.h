@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "core/mpi/mpi_communicator.h"
+#include "core/train/config_hash.h"
 
 namespace dsgd::mpi {
 
 struct PreflightInput {
   uint64_t config_hash = 0;  // 0: not checked (config_fingerprint, core/train/config_hash.h)
   uint64_t data_hash = 0;    // 0: not checked (dataset_fingerprint, core/data/dataset.h)
+  ConfigFields config;       // the flags behind config_hash, to name the one that differs
 };
 
 struct RankIdentity {
@@ -24,6 +26,7 @@ struct RankIdentity {
   int local_rank = -1;  // local_rank_from_env()
   uint64_t config_hash = 0;
   uint64_t data_hash = 0;
+  ConfigFields config;
 };
 
 // Exchanges identities and gives `comm` every rank's host name (set_hosts). Throws the same

@@ -1,5 +1,6 @@
 #include "core/mpi/run_rank.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 namespace dsgd::mpi {
 namespace {
 
-// The checks every rank makes together; rank 0 alone reports a problem.
+// The checks every rank makes together, reaching the same verdict: rank 0 alone reports a
+// problem, at once (printed and flushed before MPI_Finalize, which mpirun may not wait for),
+// and every rank ends with its exit code and nothing more on stderr.
 std::vector<RankIdentity> check_ranks(MpiCommunicator& comm, const RankRunOptions& options) {
   try {
     if (options.nodes > 0 && options.nodes != comm.size())
@@ -20,10 +23,16 @@ std::vector<RankIdentity> check_ranks(MpiCommunicator& comm, const RankRunOption
           "--nodes {} but mpirun started {} rank{}: with --backend mpi the world size is "
           "mpirun's -np; drop --nodes or make them equal",
           options.nodes, comm.size(), comm.size() == 1 ? "" : "s"));
+    if (options.check_world) options.check_world(comm.size());
     return preflight(comm, options.preflight);
   } catch (const UsageError& e) {
-    if (comm.rank() == 0) throw;  // MPI_Finalize on the way out, on every rank
-    throw ReportedByRankZero(e.exit_code());
+    if (comm.rank() == 0) {
+      std::string what = e.what();
+      std::replace(what.begin(), what.end(), '\n', ' ');
+      fmt::print(stderr, "dsgd: error: {}\n", what);
+      std::fflush(stderr);
+    }
+    throw ReportedByRankZero(e.exit_code());  // MPI_Finalize on the way out, on every rank
   }
 }
 

@@ -19,23 +19,14 @@ struct RankRunOptions {
   EventSink* events = nullptr;
   PreflightInput preflight;  // what every rank must share (0: not checked)
   int nodes = 0;             // --nodes as given: must equal the world size; 0: any
-};
-
-// Thrown on ranks other than 0 when every rank found the same problem (a preflight
-// mismatch) and rank 0 reports it: main exits with the code and prints nothing, so the
-// job prints one message, not one per rank.
-class ReportedByRankZero : public Error {
- public:
-  explicit ReportedByRankZero(int exit_code) : Error("reported by rank 0"), code_(exit_code) {}
-  int exit_code() const override { return code_; }
-
- private:
-  int code_;
+  // More of what the world size must be (a lesson's ranks, a checkpoint's world): throws
+  // UsageError, the same on every rank, which rank 0 reports once.
+  std::function<void(int world)> check_world;
 };
 
 // Runs `fn` on this rank (MPI_Init here, MPI_Finalize before returning) and returns whether
 // it is rank 0. Problems every rank finds together (world size, preflight) end the job
-// normally with one message: UsageError on rank 0, ReportedByRankZero on the others. A
+// normally with one message, printed by rank 0 before MPI_Finalize (ReportedByRankZero). A
 // failure of this rank alone is printed here and ends the job with MPI_Abort and the
 // error's exit code: Open MPI without ULFM gives the other ranks no way to learn of it, and
 // they may be blocked waiting for this one.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "core/io/npz.h"
 
 namespace dsgd {
@@ -27,32 +28,6 @@ constexpr const char* kFormat = "dsgd-checkpoint";
 constexpr int kVersion = 1;
 constexpr const char* kMetaEntry = "checkpoint.json";
 constexpr const char* kMomentumEntry = "optimizer.momentum_buffer";
-
-class Fnv1a {
- public:
-  void bytes(const void* data, size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) {
-      h_ ^= p[i];
-      h_ *= 0x100000001b3ull;
-    }
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      const auto b = static_cast<unsigned char>(v >> (8 * i));
-      bytes(&b, 1);
-    }
-  }
-  void f32(float v) { u64(std::bit_cast<uint32_t>(v)); }
-  void text(const std::string& s) {
-    u64(s.size());
-    bytes(s.data(), s.size());
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0xcbf29ce484222325ull;
-};
 
 std::string hex(uint64_t v) {
   return fmt::format("{:016x}", v);
@@ -172,6 +147,16 @@ CheckpointConfig checkpoint_config(const TrainConfig& config, const Dataset& dat
           .world = world};
 }
 
+namespace {
+// FNV-1a 64 of the metadata as nlohmann writes it compactly (keys sorted), without its own
+// checksum: a changed step or position is caught even where the zip's CRC was made anew.
+uint64_t meta_checksum(const json& meta) {
+  Fnv1a h;
+  h.raw(meta.dump());
+  return h.value();
+}
+}  // namespace
+
 std::string checkpoint_file_name(int64_t step) {
   return fmt::format("ckpt-{:010d}.npz", step);
 }
@@ -193,6 +178,7 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
       {"config_hash", hex(c.config.hash())},
       {"tensors_fnv1a", hex(tensors_checksum(s.params, s.momentum))},
   };
+  meta["meta_fnv1a"] = hex(meta_checksum(meta));
   std::vector<NamedTensor> tensors = s.params;
   if (!s.momentum.empty())
     tensors.push_back(
@@ -233,6 +219,10 @@ Checkpoint read_checkpoint(const std::string& path) {
     c.state.loss = loss.is_null() ? std::numeric_limits<double>::quiet_NaN() : loss.get<double>();
     saved_hash = parse_hex(meta.at("config_hash"));
     saved_checksum = parse_hex(meta.at("tensors_fnv1a"));
+    json rest = meta;
+    rest.erase("meta_fnv1a");
+    if (parse_hex(meta.at("meta_fnv1a")) != meta_checksum(rest))
+      throw damaged(fmt::format("{} does not match its checksum (meta_fnv1a)", kMetaEntry));
   } catch (const DataError&) {
     throw;
   } catch (const std::exception& e) {

@@ -1,51 +1,46 @@
 #include "core/train/config_hash.h"
 
-#include <bit>
-#include <string>
+#include <fmt/format.h>
+
+#include "core/fnv1a.h"
 
 namespace dsgd {
-namespace {
 
-class Fnv1a {
- public:
-  void byte(uint8_t b) {
-    h_ ^= b;
-    h_ *= 0x100000001b3ull;
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-      byte(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void f32(float v) { u64(std::bit_cast<uint32_t>(v)); }
-  void text(const std::string& s) {
-    u64(s.size());
-    for (char c : s)
-      byte(static_cast<uint8_t>(c));
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0xcbf29ce484222325ull;
-};
-
-}  // namespace
+ConfigFields config_fields(const TrainConfig& c) {
+  const auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
+  return {
+      {"--model", c.model.str()},
+      {"--batch", std::to_string(c.global_batch)},
+      {"--lr", fmt::format("{}", c.sgd.lr)},  // shortest text that reads back the same float
+      {"--momentum", fmt::format("{}", c.sgd.momentum)},
+      {"--dampening", fmt::format("{}", c.sgd.dampening)},
+      {"--weight-decay", fmt::format("{}", c.sgd.weight_decay)},
+      {"--nesterov", on_off(c.sgd.nesterov)},
+      {"--steps", std::to_string(c.steps)},
+      {"--epochs", std::to_string(c.epochs)},
+      {"--seed", std::to_string(c.seed)},
+      {"shuffling", on_off(c.shuffle)},
+      {"--allreduce", to_string(c.allreduce)},
+      {"--eval-every", std::to_string(c.eval_every)},
+  };
+}
 
 uint64_t config_fingerprint(const TrainConfig& c) {
   Fnv1a h;
-  h.text(c.model.str());
-  h.u64(static_cast<uint64_t>(c.global_batch));
-  h.f32(c.sgd.lr);
-  h.f32(c.sgd.momentum);
-  h.f32(c.sgd.dampening);
-  h.f32(c.sgd.weight_decay);
-  h.u64(c.sgd.nesterov);
-  h.u64(static_cast<uint64_t>(c.steps));
-  h.u64(static_cast<uint64_t>(c.epochs));
-  h.u64(c.seed);
-  h.u64(c.shuffle);
-  h.text(to_string(c.allreduce));
-  h.u64(static_cast<uint64_t>(c.eval_every));
+  for (const auto& [flag, value] : config_fields(c)) {
+    h.text(flag);
+    h.text(value);
+  }
   return h.value();
+}
+
+std::string first_difference(const ConfigFields& theirs, int their_rank, const ConfigFields& ours,
+                             int our_rank) {
+  for (size_t i = 0; i < theirs.size() && i < ours.size(); ++i)
+    if (theirs[i] != ours[i])
+      return fmt::format("{} {} on rank {}, {} on rank {}", theirs[i].first, theirs[i].second,
+                         their_rank, ours[i].second, our_rank);
+  return theirs.size() == ours.size() ? "" : "the flags differ";
 }
 
 }  // namespace dsgd

@@ -8,6 +8,7 @@
 #include <stb/stb_image_write.h>
 
 #include "core/errors.h"
+#include "core/io/atomic_file.h"
 
 namespace dsgd::gui {
 
@@ -20,9 +21,17 @@ void write_png(const std::string& path, const Image& image) {
   if (image.width <= 0 || image.height <= 0 ||
       image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3)
     throw DataError(fmt::format("{}: no image to write ({}x{})", path, image.width, image.height));
-  if (!stbi_write_png(path.c_str(), image.width, image.height, 3, image.rgb.data(),
-                      image.width * 3))
-    throw DataError(fmt::format("{}: cannot write the PNG; check the directory exists", path));
+  // Encoded in memory, then written atomically: stb's own file writer ignores a short
+  // write (a full disk left a PNG cut at 16 KiB behind a "wrote" message).
+  std::string png;
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                               static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, image.width, image.height, 3, image.rgb.data(),
+                              image.width * 3))
+    throw DataError(fmt::format("{}: cannot encode the PNG", path));
+  write_file_atomic(path, png);
 }
 
 Image read_png(const std::string& path) {

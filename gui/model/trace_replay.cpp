@@ -16,6 +16,10 @@ using nlohmann::json;
 
 Replay::Replay(TraceEvents trace, std::string name)
     : trace_(std::move(trace)), name_(std::move(name)) {
+  if (trace_.world > kMaxReplayRanks)
+    throw DataError(fmt::format(
+        "{}: {} ranks; dsgd-gui shows at most {} (dsgd trace check reads it, Perfetto shows it)",
+        name_, trace_.world, kMaxReplayRanks));
   for (const Event& e : trace_.events) {
     const CollectiveTag* c = find_collective_tag(e.tag);
     if (e.kind == EventKind::send_begin && c && c->op == CollectiveOp::all_reduce) {

@@ -14,6 +14,9 @@
 
 namespace dsgd::gui {
 
+// The most ranks a replay draws (the topology's links are R x R).
+inline constexpr int kMaxReplayRanks = 1024;
+
 class Replay {
  public:
   // DataError naming `name` ("run.json: not a Chrome trace: ...") for text that is not

@@ -33,16 +33,16 @@ Rgba chunk_colour(int chunk, int chunks, float intensity) {
 
 }  // namespace
 
-void draw_convergence(const Snapshot& s, Commands& commands) {
-  const Palette pal = palette_for(s.view.theme);
-  const float scale = s.view.ui_scale;
+namespace {
+
+// The toggles and one legend line per run (the current one last).
+void convergence_header(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   bool changed = ImGui::Checkbox(s.view.chinese ? "对数 log" : "log scale", &v.log_loss);
   ImGui::SameLine();
   changed |= ImGui::Checkbox(s.view.chinese ? "按模型时间 vs model time" : "vs model time",
                              &v.loss_vs_time);
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
-  // Legend: one line per run, the current one last.
   for (size_t ci = 0; ci < s.curves.size(); ++ci) {
     const Curve& c = s.curves[ci];
     std::string label = c.label;
@@ -57,76 +57,104 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(curve_colour(ci, s.curves.size())), "%s",
                        label.c_str());
   }
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 top = ImGui::GetCursorScreenPos();
-  if (avail.x < 40 || avail.y < 40) return;
-  const float left = 56 * scale, right = 44 * scale, bottom = 22 * scale, head = 8 * scale;
-  const ImVec2 p0{top.x + left, top.y + head};
-  const ImVec2 p1{top.x + avail.x - right, top.y + avail.y - bottom};
-  const float w = p1.x - p0.x, h = p1.y - p0.y;
-  if (w < 10 || h < 10) return;
+// The plot's box and scales: x is the step or model time, y the loss (left axis) and the
+// accuracy 0..1 (right axis).
+struct Plot {
+  const Snapshot& s;
+  Palette pal;
+  float scale;
+  ImDrawList* dl;
+  ImVec2 top, p0, p1;
+  PlotScale sx, sy;
 
-  std::vector<double> xs, losses;
-  for (const Curve& c : s.curves)
-    for (const CurvePoint& p : c.points) {
-      xs.push_back(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step));
-      losses.push_back(p.loss);
-    }
-  if (losses.empty()) {
-    dl->AddText({p0.x + 8, p0.y + 8}, pal.dim_text,
-                s.controls.live ? "waiting for the first training step..."
-                                : "no loss curve (replay a trace with --metrics FILE)");
-    ImGui::Dummy(avail);
-    return;
+  double x_of(const CurvePoint& p) const {
+    return s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step);
   }
-  PlotScale sx = fit_scale(xs, false);
-  sx.lo = std::min(sx.lo, 0.0);
-  const PlotScale sy = fit_scale(losses, s.view.log_loss);
-  const auto X = [&](double x) { return p0.x + static_cast<float>(sx.to_unit(x)) * w; };
-  const auto Y = [&](double y) { return p1.y - static_cast<float>(sy.to_unit(y)) * h; };
-  const auto Yacc = [&](double a) { return p1.y - static_cast<float>(a) * h; };
+  float x(double v) const { return p0.x + static_cast<float>(sx.to_unit(v)) * (p1.x - p0.x); }
+  float y(double loss) const { return p1.y - static_cast<float>(sy.to_unit(loss)) * (p1.y - p0.y); }
+  float y_accuracy(double a) const { return p1.y - static_cast<float>(a) * (p1.y - p0.y); }
+};
 
-  // Grid and axes.
+void draw_grid(const Plot& p) {
+  const float h = p.p1.y - p.p0.y;
   for (int i = 0; i <= 4; ++i) {
-    const float gy = p0.y + h * i / 4;
-    dl->AddLine({p0.x, gy}, {p1.x, gy}, pal.grid);
+    const float gy = p.p0.y + h * i / 4;
+    p.dl->AddLine({p.p0.x, gy}, {p.p1.x, gy}, p.pal.grid);
+    const PlotScale& sy = p.sy;
     const double value =
         sy.log ? std::pow(10.0, std::log10(sy.hi) - (std::log10(sy.hi) - std::log10(sy.lo)) * i / 4)
                : sy.hi - (sy.hi - sy.lo) * i / 4;
-    dl->AddText({top.x + 4, gy - 7 * scale}, pal.dim_text, fmt::format("{:.3g}", value).c_str());
-    dl->AddText({p1.x + 4, gy - 7 * scale}, pal.dim_text,
-                fmt::format("{:.0f}%", 100.0 - 25.0 * i).c_str());
+    p.dl->AddText({p.top.x + 4, gy - 7 * p.scale}, p.pal.dim_text,
+                  fmt::format("{:.3g}", value).c_str());
+    p.dl->AddText({p.p1.x + 4, gy - 7 * p.scale}, p.pal.dim_text,
+                  fmt::format("{:.0f}%", 100.0 - 25.0 * i).c_str());
   }
-  dl->AddRect(p0, p1, pal.grid);
-  const std::string xlabel = s.view.loss_vs_time
-                                 ? fmt::format("model time, 0 .. {}", format_seconds(sx.hi))
-                                 : fmt::format("step, 0 .. {:.0f}", sx.hi);
-  dl->AddText({p0.x + 4, p1.y + 3}, pal.dim_text, xlabel.c_str());
+  p.dl->AddRect(p.p0, p.p1, p.pal.grid);
+  const std::string xlabel = p.s.view.loss_vs_time
+                                 ? fmt::format("model time, 0 .. {}", format_seconds(p.sx.hi))
+                                 : fmt::format("step, 0 .. {:.0f}", p.sx.hi);
+  p.dl->AddText({p.p0.x + 4, p.p1.y + 3}, p.pal.dim_text, xlabel.c_str());
+}
 
-  // Curves: loss solid, test accuracy as dots against the right axis.
-  for (size_t ci = 0; ci < s.curves.size(); ++ci) {
-    const Curve& c = s.curves[ci];
-    const Rgba colour = curve_colour(ci, s.curves.size());
-    std::vector<ImVec2> line;
-    line.reserve(c.points.size());
-    for (const CurvePoint& p : c.points)
-      line.push_back({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)), Y(p.loss)});
-    if (line.size() >= 2)
-      dl->AddPolyline(line.data(), static_cast<int>(line.size()), colour, 0,
-                      (ci + 1 == s.curves.size() ? 2.5f : 1.5f) * scale);
-    for (const CurvePoint& p : c.points) {
-      if (p.test_accuracy >= 0)
-        dl->AddCircleFilled({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)),
-                             Yacc(p.test_accuracy)},
-                            3 * scale, colour);
-      else if (p.train_accuracy >= 0 && ci + 1 == s.curves.size())
-        dl->AddCircleFilled({X(s.view.loss_vs_time ? p.model_s : static_cast<double>(p.step)),
-                             Yacc(p.train_accuracy)},
-                            1.2f * scale, pal.dim_text);
-    }
+// Loss solid, test accuracy as dots against the right axis (the current run's training
+// accuracy as small dots).
+void draw_curve(const Plot& p, size_t ci) {
+  const Curve& c = p.s.curves[ci];
+  const bool current = ci + 1 == p.s.curves.size();
+  const Rgba colour = curve_colour(ci, p.s.curves.size());
+  std::vector<ImVec2> line;
+  line.reserve(c.points.size());
+  for (const CurvePoint& point : c.points)
+    line.push_back({p.x(p.x_of(point)), p.y(point.loss)});
+  if (line.size() >= 2)
+    p.dl->AddPolyline(line.data(), static_cast<int>(line.size()), colour, 0,
+                      (current ? 2.5f : 1.5f) * p.scale);
+  for (const CurvePoint& point : c.points) {
+    if (point.test_accuracy >= 0)
+      p.dl->AddCircleFilled({p.x(p.x_of(point)), p.y_accuracy(point.test_accuracy)}, 3 * p.scale,
+                            colour);
+    else if (point.train_accuracy >= 0 && current)
+      p.dl->AddCircleFilled({p.x(p.x_of(point)), p.y_accuracy(point.train_accuracy)},
+                            1.2f * p.scale, p.pal.dim_text);
   }
+}
+
+}  // namespace
+
+void draw_convergence(const Snapshot& s, Commands& commands) {
+  convergence_header(s, commands);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  if (avail.x < 40 || avail.y < 40) return;
+  Plot p{.s = s,
+         .pal = palette_for(s.view.theme),
+         .scale = s.view.ui_scale,
+         .dl = ImGui::GetWindowDrawList(),
+         .top = top};
+  p.p0 = {top.x + 56 * p.scale, top.y + 8 * p.scale};
+  p.p1 = {top.x + avail.x - 44 * p.scale, top.y + avail.y - 22 * p.scale};
+  if (p.p1.x - p.p0.x < 10 || p.p1.y - p.p0.y < 10) return;
+  std::vector<double> xs, losses;
+  for (const Curve& c : s.curves)
+    for (const CurvePoint& point : c.points) {
+      xs.push_back(p.x_of(point));
+      losses.push_back(point.loss);
+    }
+  if (losses.empty()) {
+    p.dl->AddText({p.p0.x + 8, p.p0.y + 8}, p.pal.dim_text,
+                  s.controls.live ? "waiting for the first training step..."
+                                  : "no loss curve (replay a trace with --metrics FILE)");
+    ImGui::Dummy(avail);
+    return;
+  }
+  p.sx = fit_scale(xs, false);
+  p.sx.lo = std::min(p.sx.lo, 0.0);
+  p.sy = fit_scale(losses, s.view.log_loss);
+  draw_grid(p);
+  for (size_t ci = 0; ci < s.curves.size(); ++ci)
+    draw_curve(p, ci);
   ImGui::Dummy(avail);
 }
 

@@ -43,14 +43,10 @@ float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
 
 }  // namespace
 
-void draw_timeline(const Snapshot& s, Commands& commands) {
-  const Palette pal = palette_for(s.view.theme);
-  const float scale = s.view.ui_scale;
-  // Plain variables, not a structured binding: the lambdas below capture them, which
-  // clang before 16 (the sanitizer builds use clang 14) does not allow for bindings.
-  const std::pair<double, double> window = time_window(s);
-  const double t0 = window.first, t1 = window.second;
-  ViewSettings v = s.view;
+namespace {
+
+// The zoom buttons and the visible span; edits `v`, returns whether it changed.
+bool zoom_buttons(const Snapshot& s, double t0, double t1, ViewSettings& v) {
   bool changed = false;
   if (ImGui::Button("+")) {
     v.timeline_span_s = (t1 - t0) / 2;
@@ -71,111 +67,153 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   ImGui::SameLine();
   ImGui::Text("%s .. %s  (%s time)", format_seconds(t0).c_str(), format_seconds(t1).c_str(),
               s.time_base == TimeBase::model ? "model" : "network");
+  return changed;
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 top = ImGui::GetCursorScreenPos();
-  if (avail.x < 60 || avail.y < 30 || s.world == 0) {
-    if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
-    ImGui::Dummy(avail);
-    return;
-  }
-  const float label_w = 58 * scale;
-  const float x0 = top.x + label_w, x1 = top.x + avail.x - 6;
-  const float axis_h = 16 * scale;
-  const float row_h = (avail.y - axis_h) / s.world;
-  const double span = std::max(1e-12, t1 - t0);
-  const auto X = [&](double t) { return x0 + static_cast<float>((t - t0) / span) * (x1 - x0); };
-  const auto lane_y = [&](int rank, Lane lane) {
+// Where this frame draws: one row per rank (compute lane above, communication below) from
+// x0 to x1 over [t0, t1], the time axis underneath.
+struct Grid {
+  const Snapshot& s;
+  Palette pal;
+  float scale;
+  ImDrawList* dl;
+  ImVec2 top, avail;
+  double t0, t1, span;
+  float x0, x1, axis_h, row_h, lane_h;
+
+  float x(double t) const { return x0 + static_cast<float>((t - t0) / span) * (x1 - x0); }
+  float lane_y(int rank, Lane lane) const {
     return top.y + rank * row_h + (lane == Lane::compute ? 0.08f : 0.52f) * row_h;
-  };
-  const float lane_h = row_h * 0.40f;
+  }
+};
 
-  for (int r = 0; r < s.world; ++r) {
-    const float y = top.y + r * row_h;
-    dl->AddLine({top.x, y}, {x1, y}, pal.grid);
-    if (row_h >= 9 * scale)
-      dl->AddText({top.x + 4, y + (row_h - 14 * scale) / 2}, pal.text,
-                  fmt::format("rank {}", r).c_str());
+Grid grid_of(const Snapshot& s, ImVec2 top, ImVec2 avail, double t0, double t1) {
+  Grid g{.s = s,
+         .pal = palette_for(s.view.theme),
+         .scale = s.view.ui_scale,
+         .dl = ImGui::GetWindowDrawList(),
+         .top = top,
+         .avail = avail,
+         .t0 = t0,
+         .t1 = t1,
+         .span = std::max(1e-12, t1 - t0)};
+  g.x0 = top.x + 58 * g.scale;
+  g.x1 = top.x + avail.x - 6;
+  g.axis_h = 16 * g.scale;
+  g.row_h = (avail.y - g.axis_h) / s.world;
+  g.lane_h = g.row_h * 0.40f;
+  return g;
+}
+
+void draw_rows(const Grid& g) {
+  for (int r = 0; r < g.s.world; ++r) {
+    const float y = g.top.y + r * g.row_h;
+    g.dl->AddLine({g.top.x, y}, {g.x1, y}, g.pal.grid);
+    if (g.row_h >= 9 * g.scale)
+      g.dl->AddText({g.top.x + 4, y + (g.row_h - 14 * g.scale) / 2}, g.pal.text,
+                    fmt::format("rank {}", r).c_str());
   }
-  dl->PushClipRect({x0, top.y}, {x1, top.y + avail.y}, true);
-  for (const SliceView& sl : s.slices) {
-    if (sl.end_s < t0 || sl.begin_s > t1) continue;
-    const float y = lane_y(sl.rank, sl.lane);
-    const float a = X(sl.begin_s), b = std::max(X(sl.end_s), a + 1.0f);
-    dl->AddRectFilled({a, y}, {b, y + lane_h}, colour_for_op(sl.name));
-    if (b - a > 60 * scale && lane_h > 12 * scale)
-      dl->AddText({a + 3, y + (lane_h - 14 * scale) / 2}, rgba(0, 0, 0), sl.name);
+}
+
+void draw_slices(const Grid& g) {
+  for (const SliceView& sl : g.s.slices) {
+    if (sl.end_s < g.t0 || sl.begin_s > g.t1) continue;
+    const float y = g.lane_y(sl.rank, sl.lane);
+    const float a = g.x(sl.begin_s), b = std::max(g.x(sl.end_s), a + 1.0f);
+    g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.name));
+    if (b - a > 60 * g.scale && g.lane_h > 12 * g.scale)
+      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2}, rgba(0, 0, 0), sl.name);
   }
-  // Messages: send (comm lane of src) to arrival (comm lane of dst). Without anti-aliasing:
-  // an anti-aliased line is a textured quad, and a thousand long diagonal ones cost a
-  // software renderer (Mesa llvmpipe under Xvfb) most of a frame; one-pixel lines look the
-  // same at this size.
-  const ImDrawListFlags flags = dl->Flags;
-  dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  int nearest = -1;
-  float nearest_d = 6 * scale;
-  struct Visible {
+}
+
+// The messages in view, send (comm lane of src) to arrival (comm lane of dst), and the one
+// nearest the mouse (-1: none close enough).
+struct VisibleMessages {
+  struct Line {
     int index;
     ImVec2 a, b;
   };
-  std::vector<Visible> visible;
+  std::vector<Line> lines;
+  int nearest = -1;
+};
+
+VisibleMessages visible_messages(const Grid& g, ImVec2 mouse) {
+  const Snapshot& s = g.s;
+  VisibleMessages out;
+  float nearest_d = 6 * g.scale;
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i) {
     const MessageView& m = s.messages[i];
     const double arrive = m.arrived ? m.arrive_s : std::min(m.arrive_s, s.now_s);
-    if (arrive < t0 || m.send_s > t1) continue;
-    const ImVec2 a{X(m.send_s), lane_y(m.src, Lane::comm) + lane_h / 2};
-    const ImVec2 b{X(arrive), lane_y(m.dst, Lane::comm) + lane_h / 2};
-    visible.push_back({i, a, b});
+    if (arrive < g.t0 || m.send_s > g.t1) continue;
+    const ImVec2 a{g.x(m.send_s), g.lane_y(m.src, Lane::comm) + g.lane_h / 2};
+    const ImVec2 b{g.x(arrive), g.lane_y(m.dst, Lane::comm) + g.lane_h / 2};
+    out.lines.push_back({i, a, b});
     const float d = distance_to_segment(mouse, a, b);
     if (d < nearest_d) {
       nearest_d = d;
-      nearest = i;
+      out.nearest = i;
     }
   }
-  // Dense: past kMaxMessageLines lines the lanes vanish under a web of them (and a software
-  // renderer spends most of a frame on it). Each message then shows as a tick where it
-  // leaves and one where it arrives; the hovered and the selected message keep their line.
-  const bool dense = visible.size() > kMaxMessageLines;
-  for (const Visible& m : visible) {
-    const bool selected = m.index == s.view.selected_message;
-    const Rgba colour = selected ? pal.selection : colour_for_op(s.messages[m.index].op);
-    if (!dense || selected || m.index == nearest) {
-      dl->AddLine(m.a, m.b, colour, (selected ? 3.0f : 1.0f) * scale);
+  return out;
+}
+
+// Without anti-aliasing: an anti-aliased line is a textured quad, and a thousand long
+// diagonal ones cost a software renderer (Mesa llvmpipe under Xvfb) most of a frame;
+// one-pixel lines look the same at this size. Dense: past kMaxMessageLines lines the lanes
+// vanish under a web of them, so each message shows as a tick where it leaves and one where
+// it arrives; the hovered and the selected message keep their line.
+void draw_messages(const Grid& g, const VisibleMessages& visible) {
+  const ImDrawListFlags flags = g.dl->Flags;
+  g.dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
+  const bool dense = visible.lines.size() > kMaxMessageLines;
+  for (const VisibleMessages::Line& m : visible.lines) {
+    const bool selected = m.index == g.s.view.selected_message;
+    const Rgba colour = selected ? g.pal.selection : colour_for_op(g.s.messages[m.index].op);
+    if (!dense || selected || m.index == visible.nearest) {
+      g.dl->AddLine(m.a, m.b, colour, (selected ? 3.0f : 1.0f) * g.scale);
     } else {  // in the text colour: a tick in its op's colour would vanish into the slice
-      const float h = lane_h / 2;
-      dl->AddLine({m.a.x, m.a.y - h}, {m.a.x, m.a.y + h}, pal.text, scale);
-      dl->AddLine({m.b.x, m.b.y - h}, {m.b.x, m.b.y + h}, pal.text, scale);
+      const float h = g.lane_h / 2;
+      g.dl->AddLine({m.a.x, m.a.y - h}, {m.a.x, m.a.y + h}, g.pal.text, g.scale);
+      g.dl->AddLine({m.b.x, m.b.y - h}, {m.b.x, m.b.y + h}, g.pal.text, g.scale);
     }
   }
   if (dense) {
     const std::string note = fmt::format(
-        "{} messages: their ends only (zoom in, or hover one, for lines)", visible.size());
-    dl->AddText({x1 - ImGui::CalcTextSize(note.c_str()).x, top.y}, pal.dim_text, note.c_str());
+        "{} messages: their ends only (zoom in, or hover one, for lines)", visible.lines.size());
+    g.dl->AddText({g.x1 - ImGui::CalcTextSize(note.c_str()).x, g.top.y}, g.pal.dim_text,
+                  note.c_str());
   }
-  dl->Flags = flags;
-  if (s.now_s >= t0 && s.now_s <= t1)
-    dl->AddLine({X(s.now_s), top.y}, {X(s.now_s), top.y + avail.y - axis_h}, pal.cursor, 2 * scale);
-  dl->PopClipRect();
-  for (int i = 0; i <= 4; ++i) {
-    const double t = t0 + span * i / 4;
-    const float x = X(t);
-    dl->AddLine({x, top.y + avail.y - axis_h}, {x, top.y + avail.y - axis_h + 4}, pal.dim_text);
-    const std::string label = format_seconds(t);
-    dl->AddText(
-        {std::min(x, x1 - ImGui::CalcTextSize(label.c_str()).x), top.y + avail.y - axis_h + 2},
-        pal.dim_text, label.c_str());
-  }
+  g.dl->Flags = flags;
+}
 
-  ImGui::InvisibleButton("timeline_canvas", avail);
+void draw_cursor_and_axis(const Grid& g) {
+  const float bottom = g.top.y + g.avail.y - g.axis_h;
+  if (g.s.now_s >= g.t0 && g.s.now_s <= g.t1)
+    g.dl->AddLine({g.x(g.s.now_s), g.top.y}, {g.x(g.s.now_s), bottom}, g.pal.cursor, 2 * g.scale);
+  g.dl->PopClipRect();
+  for (int i = 0; i <= 4; ++i) {
+    const double t = g.t0 + g.span * i / 4;
+    const float x = g.x(t);
+    g.dl->AddLine({x, bottom}, {x, bottom + 4}, g.pal.dim_text);
+    const std::string label = format_seconds(t);
+    g.dl->AddText({std::min(x, g.x1 - ImGui::CalcTextSize(label.c_str()).x), bottom + 2},
+                  g.pal.dim_text, label.c_str());
+  }
+}
+
+// The mouse over the timeline: the wheel zooms around it, a message under it shows a
+// tooltip and is selected by a click, and a drag scrubs a replay.
+bool handle_mouse(const Grid& g, ImVec2 mouse, int nearest, ViewSettings& v, Commands& commands) {
+  const Snapshot& s = g.s;
+  bool changed = false;
+  ImGui::InvisibleButton("timeline_canvas", g.avail);
   if (ImGui::IsItemHovered()) {
     const float wheel = ImGui::GetIO().MouseWheel;
-    if (wheel != 0) {  // zoom around the mouse
-      const double at = t0 + (mouse.x - x0) / (x1 - x0) * span;
+    if (wheel != 0) {
+      const double at = g.t0 + (mouse.x - g.x0) / (g.x1 - g.x0) * g.span;
       const double f = wheel > 0 ? 0.7 : 1 / 0.7;
-      v.timeline_span_s = span * f;
-      v.timeline_end_s = at + (t1 - at) * f;
+      v.timeline_span_s = g.span * f;
+      v.timeline_end_s = at + (g.t1 - at) * f;
       changed = true;
     }
     if (nearest >= 0) {
@@ -186,10 +224,35 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
         commands.push(Command{.kind = CommandKind::select_message, .index = nearest});
     }
   }
-  if (!s.controls.live && ImGui::IsItemActive() && nearest < 0) {  // scrub the replay
-    const double t = t0 + std::clamp((mouse.x - x0) / (x1 - x0), 0.0f, 1.0f) * span;
+  if (!s.controls.live && ImGui::IsItemActive() && nearest < 0) {
+    const double t = g.t0 + std::clamp((mouse.x - g.x0) / (g.x1 - g.x0), 0.0f, 1.0f) * g.span;
     commands.push(Command{.kind = CommandKind::seek, .value = t});
   }
+  return changed;
+}
+
+}  // namespace
+
+void draw_timeline(const Snapshot& s, Commands& commands) {
+  const std::pair<double, double> window = time_window(s);
+  ViewSettings v = s.view;
+  bool changed = zoom_buttons(s, window.first, window.second, v);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  if (avail.x < 60 || avail.y < 30 || s.world == 0) {
+    if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
+    ImGui::Dummy(avail);
+    return;
+  }
+  const Grid g = grid_of(s, top, avail, window.first, window.second);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  draw_rows(g);
+  g.dl->PushClipRect({g.x0, top.y}, {g.x1, top.y + avail.y}, true);
+  draw_slices(g);
+  const VisibleMessages visible = visible_messages(g, mouse);
+  draw_messages(g, visible);
+  draw_cursor_and_axis(g);  // pops the clip rectangle
+  changed |= handle_mouse(g, mouse, visible.nearest, v, commands);
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
