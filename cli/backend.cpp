@@ -49,6 +49,7 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
   if (backend == "sim") {
     refuse_simulation_under_launcher();
     if (checks.check_world) checks.check_world(sim_options.nodes);
+    if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
     sim::run_cluster(sim_options, fn);
     return true;
   }
@@ -60,7 +61,8 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
                                         .data_hash = checks.data_hash,
                                         .config = checks.config},
                           .nodes = checks.nodes,
-                          .check_world = checks.check_world},
+                          .check_world = checks.check_world,
+                          .own_ranks = checks.own_ranks},
                          fn);
 #else
     throw UsageError(

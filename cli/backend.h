@@ -22,6 +22,9 @@ struct RunChecks {
   // More of what the world size must be; called once per run (MPI: on every rank together,
   // so that rank 0 reports a problem once). Throws UsageError.
   std::function<void(int world)> check_world;
+  // Told dsgd's own ranks, [first, first + count), before `fn` runs: fewer than the world
+  // in an MPI job that also runs other programs (mpirun ... : -np 1 python3 peer.py).
+  std::function<void(int first, int count)> own_ranks;
 };
 
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the

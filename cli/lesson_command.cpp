@@ -192,7 +192,8 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
 }
 
 // MPI ranks: each rank records its own log, rank 0 gathers them and prints the transcript
-// at the end (the same text as on simulated nodes).
+// at the end (the same text as on simulated nodes). In a job that also runs other programs
+// (an mpi4py peer), which send no log, each of dsgd's ranks prints its own part.
 void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
                 const lessons::LessonSettings& settings) {
   sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
@@ -202,18 +203,23 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   lessons::LessonSettings s = settings;
   s.data = &data;
   int world = 0;
+  bool shared = false;
   const bool rank0 = run_on_backend(
       "mpi", options,
       [&](Communicator& comm) {
         world = comm.size();
-        lessons::run_lesson_rank(comm, info, recorder, s, true);
+        lessons::run_lesson_rank(comm, info, recorder, s, !shared);
       },
-      {.nodes = options.nodes, .check_world = [&](int size) {
-         if (size < info.min_nodes || size > info.max_nodes)
-           throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", size,
-                                        info.number, info.min_nodes, info.max_nodes));
-       }});
-  if (!rank0) return;
+      {.nodes = options.nodes,
+       .check_world =
+           [&](int size) {
+             world = size;
+             if (size < info.min_nodes || size > info.max_nodes)
+               throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", size,
+                                            info.number, info.min_nodes, info.max_nodes));
+           },
+       .own_ranks = [&](int, int count) { shared = count < world; }});
+  if (!rank0 && !shared) return;
   Output out;
   out.put(header(text, world, settings.lang, false));
   out.put(

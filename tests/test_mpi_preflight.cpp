@@ -1,7 +1,8 @@
 // Tests for the parts of the MPI backend that need no MPI job: preflight's comparison
-// (core/mpi/preflight.h), the configuration fingerprint (core/train/config_hash.h), and the
-// CLI's MPI helpers (per-rank output paths, sim-only flags refused with --backend mpi).
-// The MPI backend itself is tested under mpirun (tests/mpi/, CTest mpi_*).
+// (core/mpi/preflight.h), dsgd's own ranks of an MPMD job (own_ranks.h), the configuration
+// fingerprint (core/train/config_hash.h), and the CLI's MPI helpers (per-rank output paths,
+// sim-only flags refused with --backend mpi). The MPI backend itself is tested under mpirun
+// (tests/mpi/, CTest mpi_*).
 #include <catch2/catch.hpp>
 
 #include "cli/backend.h"
@@ -10,6 +11,7 @@
 #include "skip.h"
 
 #ifdef DSGD_HAVE_MPI
+#include "core/mpi/own_ranks.h"
 #include "core/mpi/preflight.h"
 #endif
 
@@ -90,5 +92,24 @@ TEST_CASE("preflight lists at most 8 differing ranks") {
   CHECK_THAT(m, Catch::Contains("rank 8 (host h)"));
   CHECK_THAT(m, !Catch::Contains("rank 9 (host h)"));
   CHECK_THAT(m, Catch::EndsWith("... and 11 more"));
+#endif
+}
+
+TEST_CASE("dsgd's own ranks in an MPMD job: its app context, numbered as Open MPI does") {
+#ifndef DSGD_HAVE_MPI
+  DSGD_SKIP_UNLESS("mpi", false, "dsgd was built without MPI (no MPI found at configure time)");
+#else
+  using mpi::own_ranks;
+  using mpi::RankRange;
+  CHECK(own_ranks(0, "", 4) == RankRange{0, 4});  // one program, or an MPI that does not say
+  CHECK(own_ranks(0, "4", 4) == RankRange{0, 4});
+  CHECK(own_ranks(1, "1 1", 2) == RankRange{1, 1});  // mpirun -np 1 python3 .. : -np 1 dsgd
+  CHECK(own_ranks(0, "1 1", 2) == RankRange{0, 1});
+  CHECK(own_ranks(2, "1 2 3", 6) == RankRange{3, 3});
+  CHECK(own_ranks(1, "2 3 ", 5) == RankRange{2, 3});
+  for (const char* bad : {"1 x", "1 0", "1 -1", "1 2"})
+    CHECK_THROWS_WITH(own_ranks(1, bad, 2), Catch::Contains("cannot tell dsgd's ranks") &&
+                                                Catch::Contains("OMPI_APP_CTX_NUM_PROCS"));
+  CHECK_THROWS_AS(own_ranks(2, "1 1", 2), UsageError);
 #endif
 }

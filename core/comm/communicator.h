@@ -96,6 +96,7 @@ class Communicator {
   double wall_s() const;
   virtual double model_s() const { return -1.0; }
   void set_epoch(Clock::time_point epoch) { epoch_ = epoch; }
+  Clock::time_point epoch() const { return epoch_; }
   // Payload bytes this rank has posted for sending (to other ranks) so far.
   uint64_t bytes_sent() const { return bytes_sent_; }
 

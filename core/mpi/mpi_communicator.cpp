@@ -355,7 +355,7 @@ void MpiCommunicator::set_hosts(std::vector<std::string> hosts) {
 
 std::string MpiCommunicator::describe(int rank) const {
   if (rank == rank_) return fmt::format("rank {} (host {})", rank, host_);
-  if (rank >= 0 && rank < static_cast<int>(hosts_.size()))
+  if (rank >= 0 && rank < static_cast<int>(hosts_.size()) && !hosts_[rank].empty())
     return fmt::format("rank {} (host {})", rank, hosts_[rank]);
   return fmt::format("rank {}", rank);
 }

@@ -9,24 +9,26 @@
 
 #include "core/mpi/mpi_communicator.h"
 #include "core/mpi/mpi_session.h"
+#include "core/mpi/own_ranks.h"
 
 namespace dsgd::mpi {
 namespace {
 
-// The checks every rank makes together, reaching the same verdict: rank 0 alone reports a
-// problem, at once (printed and flushed before MPI_Finalize, which mpirun may not wait for),
-// and every rank ends with its exit code and nothing more on stderr.
-std::vector<RankIdentity> check_ranks(MpiCommunicator& comm, const RankRunOptions& options) {
+// The checks dsgd's ranks (`own`) make together, reaching the same verdict: the first of
+// them alone reports a problem, at once (printed and flushed before MPI_Finalize, which
+// mpirun may not wait for), and every rank ends with its exit code and nothing more.
+std::vector<RankIdentity> check_ranks(MpiCommunicator& world, MpiCommunicator& own,
+                                      const RankRunOptions& options) {
   try {
-    if (options.nodes > 0 && options.nodes != comm.size())
+    if (options.nodes > 0 && options.nodes != world.size())
       throw UsageError(fmt::format(
           "--nodes {} but mpirun started {} rank{}: with --backend mpi the world size is "
           "mpirun's -np; drop --nodes or make them equal",
-          options.nodes, comm.size(), comm.size() == 1 ? "" : "s"));
-    if (options.check_world) options.check_world(comm.size());
-    return preflight(comm, options.preflight);
+          options.nodes, world.size(), world.size() == 1 ? "" : "s"));
+    if (options.check_world) options.check_world(world.size());
+    return preflight(own, options.preflight);
   } catch (const UsageError& e) {
-    if (comm.rank() == 0) {
+    if (own.rank() == 0) {
       std::string what = e.what();
       std::replace(what.begin(), what.end(), '\n', ' ');
       fmt::print(stderr, "dsgd: error: {}\n", what);
@@ -36,20 +38,35 @@ std::vector<RankIdentity> check_ranks(MpiCommunicator& comm, const RankRunOption
   }
 }
 
+// Every world rank's host name: those of dsgd's ranks from preflight, "" for the others.
+std::vector<std::string> world_hosts(const std::vector<RankIdentity>& ranks, RankRange range,
+                                     int world) {
+  std::vector<std::string> hosts(world);
+  for (int k = 0; k < range.count && k < static_cast<int>(ranks.size()); ++k)
+    hosts[range.first + k] = ranks[k].host;
+  return hosts;
+}
+
 }  // namespace
 
 bool run_rank(const RankRunOptions& options, const std::function<void(Communicator&)>& fn) {
   MpiSession session;
-  MpiCommunicator comm;
+  const RankRange range = own_ranks_of_job();
+  OwnRanksComm own_comm(range);
+  MpiCommunicator comm, own(own_comm.get());
   comm.set_timeout(options.timeout);
   comm.set_events(options.events);
-  const std::vector<RankIdentity> ranks = check_ranks(comm, options);
+  own.set_timeout(options.timeout);
+  const std::vector<RankIdentity> ranks = check_ranks(comm, own, options);
   try {
-    align_epoch(comm, ranks);  // wall_s: one clock for every rank of a host
+    comm.set_hosts(world_hosts(ranks, range, comm.size()));
+    align_epoch(own, ranks);  // wall_s: one clock for every rank of a host
+    comm.set_epoch(own.epoch());
+    if (options.own_ranks) options.own_ranks(range.first, range.count);
     fn(comm);
     // MPI_Finalize has no deadline; meeting here first (under the watchdog) keeps a rank
     // that is stuck elsewhere from hanging the others in MPI_Finalize.
-    comm.native_barrier();
+    own.native_barrier();
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const Error*>(&e);
     const std::string what = e.what();
@@ -60,7 +77,7 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
     // a hook that writes it first would be called here.
     session.abort(error ? error->exit_code() : kExitOther);
   }
-  return comm.rank() == 0;
+  return own.rank() == 0;
 }
 
 }  // namespace dsgd::mpi

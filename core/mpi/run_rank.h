@@ -22,14 +22,16 @@ struct RankRunOptions {
   // More of what the world size must be (a lesson's ranks, a checkpoint's world): throws
   // UsageError, the same on every rank, which rank 0 reports once.
   std::function<void(int world)> check_world;
+  // Told dsgd's own ranks of the world, [first, first + count), before `fn` runs (own_ranks.h).
+  std::function<void(int first, int count)> own_ranks;
 };
 
 // Runs `fn` on this rank (MPI_Init here, MPI_Finalize before returning) and returns whether
-// it is rank 0. Problems every rank finds together (world size, preflight) end the job
-// normally with one message, printed by rank 0 before MPI_Finalize (ReportedByRankZero). A
-// failure of this rank alone is printed here and ends the job with MPI_Abort and the
-// error's exit code: Open MPI without ULFM gives the other ranks no way to learn of it, and
-// they may be blocked waiting for this one.
+// it is dsgd's first rank (rank 0 unless other programs share the job: own_ranks.h). Problems every
+// rank finds together (world size, preflight) end the job normally with one message, printed by
+// rank 0 before MPI_Finalize (ReportedByRankZero). A failure of this rank alone is printed here and
+// ends the job with MPI_Abort and the error's exit code: Open MPI without ULFM gives the other
+// ranks no way to learn of it, and they may be blocked waiting for this one.
 bool run_rank(const RankRunOptions& options, const std::function<void(Communicator&)>& fn);
 
 }  // namespace dsgd::mpi
