@@ -17,7 +17,7 @@ void print_outcome(const TrainResult& r, double total_s) {
   else if (r.test_loss)
     fmt::print("  test loss        {:.4f}\n", *r.test_loss);
   fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
-             r.wall_s * 1e3 / std::max<int64_t>(r.steps, 1));
+             r.wall_s * 1e3 / std::max<int64_t>(r.steps_run, 1));
 }
 
 void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
@@ -36,7 +36,7 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
     fmt::print(
         "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
         "nodes)\n",
-        r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps, 1), spec.cluster.node.gflops);
+        r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1), spec.cluster.node.gflops);
 }
 
 void print_files(const RunReport& report) {

@@ -146,6 +146,22 @@ TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for b
   }
 }
 
+TEST_CASE("a resumed run counts the steps it made itself (the summary's per-step times)",
+          "[checkpoint]") {
+  const Dataset data = load_dataset("synthetic:train=300,test=60");
+  const TrainConfig config = small_config();
+  TempDir dir;
+  run(1, data, config, dir.path().string(), 5);
+  const Checkpoint c = read_checkpoint(list_checkpoints(dir.path().string())[1]);
+  REQUIRE(c.state.step == 10);
+  TrainResult r;
+  sim::run_cluster({.nodes = 1}, [&](Communicator& comm) {
+    r = train(comm, data, config, nullptr, {}, &c.state);
+  });
+  REQUIRE(r.steps > 10);
+  CHECK(r.steps_run == r.steps - 10);
+}
+
 TEST_CASE("dsgd train --resume continues a stopped run bit for bit", "[checkpoint][cli]") {
   for (int nodes : {1, 4}) {
     DYNAMIC_SECTION(nodes << " nodes") {

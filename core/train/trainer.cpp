@@ -218,6 +218,7 @@ void add_step(TrainResult& result, const StepMetrics& m) {
   result.bytes_sent += m.bytes_sent;
   result.final_loss = m.loss;
   result.steps = m.step;
+  ++result.steps_run;
   if (m.test_loss) result.test_loss = m.test_loss;
   if (m.test_accuracy) result.test_accuracy = m.test_accuracy;
 }

@@ -51,7 +51,8 @@ struct StepMetrics {
 
 struct TrainResult {
   int world = 1;
-  int64_t steps = 0;
+  int64_t steps = 0;      // updates done, counting those of a resumed checkpoint
+  int64_t steps_run = 0;  // updates this run made (steps less the resumed ones)
   double model_s = -1;    // the backend's model time at the end (-1: it has none)
   double final_loss = 0;  // training loss of the last step
   std::optional<double> test_loss, test_accuracy;
