@@ -2,15 +2,11 @@
 # dsgd lesson 2 beside an mpi4py program in one MPMD job, both ways round: the mpi4py rank
 # (lesson2_peer.py) is rank 0 and dsgd rank 1, then the reverse. dsgd's preflight runs among
 # its own ranks, so neither side waits for the other to join it.
-# Usage: lesson_foreign.sh MPIEXEC DSGD PEER_PY. Exit 77 (CTest: skipped) without mpi4py,
-# or when DSGD_TEST_WITHOUT names mpi4py (tests/CMakeLists.txt).
+# Usage: lesson_foreign.sh MPIEXEC DSGD PEER_PY. Exit 77 (CTest: skipped) without mpi4py
+# (skip_without_mpi4py.sh).
 set -u
 mpiexec=$1 dsgd=$2 peer_py=$3
-if ! /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null ||
-   [[ ",${DSGD_TEST_WITHOUT:-}," == *,mpi4py,* ]]; then
-  echo "SKIP: /usr/bin/python3 cannot import mpi4py and numpy (apt-get install python3-mpi4py)"
-  exit 77
-fi
+source "$(dirname "$0")/skip_without_mpi4py.sh"
 lesson=("$dsgd" lesson 2 --backend mpi --auto --timeout 20s)
 fail=0
 check() {  # NAME OUTPUT RC EXPECTED-TEXT...
