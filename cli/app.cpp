@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/backend.h"
 #include "cli/bench_command.h"
 #include "cli/node_command.h"
 #include "cli/lesson_command.h"
@@ -14,9 +15,6 @@
 #include "cli/train_command.h"
 #include "core/errors.h"
 #include "sim/fd_limit.h"
-#ifdef DSGD_HAVE_MPI
-#include "core/mpi/run_rank.h"
-#endif
 
 namespace dsgd::cli {
 
@@ -51,10 +49,8 @@ int run_cli(int argc, char** argv) {
       sub = sub->get_subcommands().front();
       command += " " + sub->get_name();
     }
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    fmt::print(stderr, "dsgd: error: {}; see '{} --help'\n", what, command);
-    return kExitUsage;
+    return report_error(UsageError(fmt::format("{}; see '{} --help'", e.what(), command)), argc,
+                        argv);
   }
   try {
     if (app.got_subcommand("train")) return run_train(train);
@@ -65,11 +61,7 @@ int run_cli(int argc, char** argv) {
   } catch (const ReportedByRankZero& e) {  // rank 0 printed the message
     return e.exit_code();
   } catch (const Error& e) {
-    std::string what = e.what();
-    // Bad usage or input is one line on stderr, whatever a library put in the message.
-    if (e.exit_code() == kExitUsage) std::replace(what.begin(), what.end(), '\n', ' ');
-    fmt::print(stderr, "dsgd: error: {}\n", what);
-    return e.exit_code();
+    return report_error(e, argc, argv);
   } catch (const std::exception& e) {
     fmt::print(stderr, "dsgd: internal error: {}\n", e.what());
     return kExitOther;

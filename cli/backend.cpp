@@ -1,7 +1,9 @@
 #include "cli/backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -42,7 +44,35 @@ void refuse_simulation_under_launcher() {
       size));
 }
 
+bool asks_for_mpi(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k) {
+    const std::string arg = argv[k];
+    if (arg == "--backend=mpi" ||
+        (arg == "--backend" && k + 1 < argc && std::string(argv[k + 1]) == "mpi"))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+int report_error(const Error& error, int argc, char** argv) {
+#ifdef DSGD_HAVE_MPI
+  if (launcher_job().first > 1 && asks_for_mpi(argc, argv) && !mpi::mpi_has_started()) {
+    try {
+      mpi::report_startup_error(error);
+    } catch (const ReportedByRankZero& reported) {
+      return reported.exit_code();
+    } catch (const std::exception&) {  // MPI could not start: say it here after all
+    }
+  }
+#endif
+  std::string what = error.what();
+  // Bad usage or input is one line on stderr, whatever a library put in the message.
+  if (error.exit_code() == kExitUsage) std::replace(what.begin(), what.end(), '\n', ' ');
+  fmt::print(stderr, "dsgd: error: {}\n", what);
+  return error.exit_code();
+}
 
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks) {

@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "core/errors.h"
 #include "core/train/config_hash.h"
 #include "sim/cluster.h"
 
@@ -33,6 +34,11 @@ struct RunChecks {
 // sim_options gives the timeout and the event sink only.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {});
+
+// Prints `error` as dsgd's one line on stderr and returns its exit code. On a rank of a
+// launcher's job that asked for --backend mpi (`argv`) before MPI started, the job's ranks
+// report it together instead, so that it reaches the user once (mpi::report_startup_error).
+int report_error(const Error& error, int argc, char** argv);
 
 // Where one MPI rank writes an output that every rank writes (its trace):
 // "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.

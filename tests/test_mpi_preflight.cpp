@@ -113,3 +113,22 @@ TEST_CASE("dsgd's own ranks in an MPMD job: its app context, numbered as Open MP
   CHECK_THROWS_AS(own_ranks(2, "1 1", 2), UsageError);
 #endif
 }
+
+TEST_CASE("ranks that could not start: the error once when all agree, else each rank's") {
+#ifndef DSGD_HAVE_MPI
+  DSGD_SKIP_UNLESS("mpi", false, "dsgd was built without MPI (no MPI found at configure time)");
+#else
+  const mpi::RankIdentity ok{.host = "node0", .version = "1"};
+  std::vector<mpi::RankIdentity> ranks{ok, ok, ok};
+  CHECK(mpi::describe_startup_errors(ranks).empty());
+  for (auto& r : ranks)
+    r.error = "--latency is for simulated nodes";
+  CHECK(mpi::describe_startup_errors(ranks) == "--latency is for simulated nodes");
+  ranks[2].error = "data.csv: no such file";
+  ranks[2].host = "node2";
+  ranks[0].error.clear();
+  CHECK(mpi::describe_startup_errors(ranks) ==
+        "rank 1 (host node0): --latency is for simulated nodes; rank 2 (host node2): data.csv: "
+        "no such file");
+#endif
+}

@@ -1,5 +1,6 @@
 #include "core/mpi/preflight.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -17,10 +18,11 @@ struct Record {
   char host[256];
   char version[32];
   int32_t local_rank;
-  uint32_t pad;
+  int32_t exit_code;  // PreflightInput::exit_code
   uint64_t config_hash;
   uint64_t data_hash;
   char config[1024];  // "flag=value\n" per config field (cut at 1023 bytes)
+  char error[1024];   // PreflightInput::error (cut at 1023 bytes)
 };
 
 std::string config_text(const ConfigFields& fields) {
@@ -91,6 +93,24 @@ std::string describe_mismatch(const std::vector<RankIdentity>& ranks) {
                      differing > 8 ? fmt::format("; ... and {} more", differing - 8) : "");
 }
 
+std::string describe_startup_errors(const std::vector<RankIdentity>& ranks) {
+  std::vector<int> failed;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (!ranks[r].error.empty()) failed.push_back(static_cast<int>(r));
+  if (failed.empty()) return "";
+  const bool alike = failed.size() == ranks.size() &&
+                     std::all_of(ranks.begin(), ranks.end(), [&](const RankIdentity& id) {
+                       return id.error == ranks[0].error;
+                     });
+  if (alike) return ranks[0].error;
+  std::string lines;
+  for (size_t k = 0; k < failed.size() && k < 8; ++k)
+    lines += fmt::format("{}rank {} (host {}): {}", k ? "; " : "", failed[k], ranks[failed[k]].host,
+                         ranks[failed[k]].error);
+  if (failed.size() > 8) lines += fmt::format("; ... and {} more ranks", failed.size() - 8);
+  return lines;
+}
+
 std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput& input) {
   Record mine{};
   copy_text(mine.host, sizeof mine.host, host_name());
@@ -99,6 +119,8 @@ std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput&
   mine.config_hash = input.config_hash;
   mine.data_hash = input.data_hash;
   copy_text(mine.config, sizeof mine.config, config_text(input.config));
+  copy_text(mine.error, sizeof mine.error, input.error);
+  mine.exit_code = input.exit_code;
   std::vector<Record> all(comm.size());
   {
     auto guard = comm.blocking("MPI_Allgather (preflight)", sizeof(Record) * all.size());
@@ -113,10 +135,18 @@ std::vector<RankIdentity> preflight(MpiCommunicator& comm, const PreflightInput&
                      .local_rank = r.local_rank,
                      .config_hash = r.config_hash,
                      .data_hash = r.data_hash,
-                     .config = config_of(text_of(r.config, sizeof r.config))});
+                     .config = config_of(text_of(r.config, sizeof r.config)),
+                     .error = text_of(r.error, sizeof r.error),
+                     .exit_code = r.exit_code});
     hosts.push_back(ranks.back().host);
   }
   comm.set_hosts(std::move(hosts));
+  const std::string failed = describe_startup_errors(ranks);
+  if (!failed.empty()) {
+    const auto first = std::find_if(ranks.begin(), ranks.end(),
+                                    [](const RankIdentity& id) { return !id.error.empty(); });
+    throw StartupError(failed, first->exit_code);
+  }
   const std::string mismatch = describe_mismatch(ranks);
   if (!mismatch.empty()) throw UsageError(mismatch);
   return ranks;

@@ -20,14 +20,18 @@ namespace {
 std::vector<RankIdentity> check_ranks(MpiCommunicator& world, MpiCommunicator& own,
                                       const RankRunOptions& options) {
   try {
+    // Preflight first: a rank that could not start (its flags, its files) takes part in it
+    // with its error (report_startup_error), so every rank learns of it there.
+    std::vector<RankIdentity> ranks = preflight(own, options.preflight);
     if (options.nodes > 0 && options.nodes != world.size())
       throw UsageError(fmt::format(
           "--nodes {} but mpirun started {} rank{}: with --backend mpi the world size is "
           "mpirun's -np; drop --nodes or make them equal",
           options.nodes, world.size(), world.size() == 1 ? "" : "s"));
     if (options.check_world) options.check_world(world.size());
-    return preflight(own, options.preflight);
-  } catch (const UsageError& e) {
+    return ranks;
+  } catch (const Error& e) {
+    if (!dynamic_cast<const UsageError*>(&e) && !dynamic_cast<const StartupError*>(&e)) throw;
     if (own.rank() == 0) {
       std::string what = e.what();
       std::replace(what.begin(), what.end(), '\n', ' ');
@@ -78,6 +82,20 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
     session.abort(error ? error->exit_code() : kExitOther);
   }
   return own.rank() == 0;
+}
+
+bool mpi_has_started() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  return initialized != 0;
+}
+
+void report_startup_error(const Error& error) {
+  RankRunOptions options;
+  options.preflight.error = error.what();
+  options.preflight.exit_code = error.exit_code();
+  run_rank(options, [](Communicator&) {});
+  throw ReportedByRankZero(error.exit_code());  // not reached: preflight throws
 }
 
 }  // namespace dsgd::mpi

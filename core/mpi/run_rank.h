@@ -34,4 +34,11 @@ struct RankRunOptions {
 // ranks no way to learn of it, and they may be blocked waiting for this one.
 bool run_rank(const RankRunOptions& options, const std::function<void(Communicator&)>& fn);
 
+// For a rank that cannot start (bad flags, a missing file) in a job whose other ranks may
+// be starting: takes part in their preflight with `error`, so that the job ends on every
+// rank with one message, printed by dsgd's first rank. Throws ReportedByRankZero.
+[[noreturn]] void report_startup_error(const Error& error);
+// Whether MPI_Init has run in this process (it cannot run twice).
+bool mpi_has_started();
+
 }  // namespace dsgd::mpi
