@@ -158,7 +158,8 @@ void render(GLFWwindow* window, const Snapshot& snapshot, int& width, int& heigh
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-// Writes the headless screenshot; the exit code (2 when the window showed an error).
+// Writes the headless screenshot; the exit code (2 when the window showed an error other than
+// the end a run's simulated faults gave it, which is what such a screenshot is for).
 int write_screenshot(const GuiOptions& options, const Snapshot& snapshot, int width, int height,
                      int frames) {
   int exit_code = 0;
@@ -170,7 +171,9 @@ int write_screenshot(const GuiOptions& options, const Snapshot& snapshot, int wi
     std::fprintf(stderr, "dsgd-gui: error: %s\n", e.what());
     exit_code = e.exit_code();
   }
-  if (!snapshot.error.empty()) {
+  if (snapshot.error_is_fault) {
+    std::printf("dsgd-gui: the run ended by its simulated faults: %s\n", snapshot.error.c_str());
+  } else if (!snapshot.error.empty()) {
     std::fprintf(stderr, "dsgd-gui: error shown in the window: %s\n", snapshot.error.c_str());
     if (exit_code == 0) exit_code = 2;
   }

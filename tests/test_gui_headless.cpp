@@ -1,7 +1,8 @@
 // dsgd-gui under Xvfb: renders every view for a running 4-node training and for a replayed
 // trace (with its metrics), reads the PNGs back and checks each view's region is not blank
 // (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
-// malformed trace must show an error window, not crash.
+// malformed trace must show an error window, not crash; a run its own simulated crash ended
+// is a successful screenshot.
 // Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
@@ -154,6 +155,19 @@ TEST_CASE("a malformed trace shows an error window and exits 2", "[gui][xvfb]") 
   CHECK(r > 100);
   CHECK(g < 60);
   CHECK(b < 60);
+}
+
+TEST_CASE("a headless screenshot of a run its simulated crash ended is a success", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto png = out_dir() / "crash.png";
+  const int status = render(
+      "--nodes 4 --crash 2@3 --steps 50 --latency 100us --min-steps 50 --wait 60 --frames 3", png);
+  const std::string log = log_of(png);
+  INFO(log);
+  CHECK(status == 0);
+  CHECK(log.find("the run ended by its simulated faults: ") != std::string::npos);
+  CHECK(log.find("rank 2") != std::string::npos);
+  CHECK(std::filesystem::file_size(png) > 0);
 }
 
 TEST_CASE("the lesson panel renders a lesson stepped in Chinese", "[gui][xvfb][lessons]") {

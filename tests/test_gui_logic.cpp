@@ -456,7 +456,8 @@ TEST_CASE("a crash fault ends the run with an error shown, not a hang", "[gui]")
   REQUIRE(wait_for([&] { return !session.running(); }));
   const Snapshot s = session.snapshot({});
   CHECK_FALSE(s.error.empty());
-  CHECK(s.controls.status == "failed");
+  CHECK(s.error_is_fault);  // the run's own fault, not bad input
+  CHECK(s.controls.status == "ended by a fault");
   CHECK(s.ranks[2].crashed);
 }
 

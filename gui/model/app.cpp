@@ -188,7 +188,7 @@ Snapshot GuiApp::snapshot() const {
   } else {
     s.view = view_;
   }
-  if (!error_.empty()) s.error = error_;
+  if (!error_.empty()) s.error = error_, s.error_is_fault = false;
   s.lesson.catalog = lessons_;
   return s;
 }

@@ -103,6 +103,7 @@ struct SimSession::Run {
   mutable std::mutex mutex;             // curve, error
   Curve curve;
   std::string error;
+  bool error_is_fault = false;  // a CommError or TimeoutError: the simulated faults' outcome
   std::thread thread;
 
   void body();
@@ -175,6 +176,8 @@ void SimSession::Run::body() {
     if (!stop) {
       std::lock_guard lock(mutex);
       error = e.what();
+      const auto* failure = dynamic_cast<const Error*>(&e);
+      error_is_fault = failure && failure->exit_code() == kExitComm;
     }
   }
   finished = true;
@@ -311,6 +314,7 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
     std::lock_guard lock(run_->mutex);
     s.curves.push_back(run_->curve);
     s.error = run_->error;
+    s.error_is_fault = run_->error_is_fault;
   }
   ControlState& c = s.controls;
   c.live = true;
@@ -321,11 +325,12 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
   c.step = run_->steps_done;
   c.total_steps = set.mode == RunMode::train ? run_->total_steps.load() : set.run.steps;
   c.settings = settings_;
-  c.status = !s.error.empty() ? "failed"
-             : run_->finished ? "finished"
-             : c.paused       ? "paused"
-             : c.step_mode    ? "step mode"
-                              : "running";
+  c.status = s.error_is_fault   ? "ended by a fault"
+             : !s.error.empty() ? "failed"
+             : run_->finished   ? "finished"
+             : c.paused         ? "paused"
+             : c.step_mode      ? "step mode"
+                                : "running";
   s.title = fmt::format("{} - {}", to_string(set.mode), describe(set));
   s.network = sim::describe_network(set.run.cluster);
   return s;

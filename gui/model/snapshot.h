@@ -132,7 +132,10 @@ struct LessonView {
 
 struct Snapshot {
   std::string title;
-  std::string error;    // shown in the window (a malformed trace, a failed run)
+  std::string error;  // shown in the window (a malformed trace, a failed run)
+  // The error is how the run's own simulated faults ended it (a crash, a partition past the
+  // deadline: exit code 3 in dsgd), not bad input: a headless screenshot of it succeeds.
+  bool error_is_fault = false;
   std::string network;  // the run's network as described ("latency 2 ms, bandwidth ...")
   int world = 0;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
