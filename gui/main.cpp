@@ -24,6 +24,7 @@
 #include "gui/model/options.h"
 #include "gui/views/capture.h"
 #include "gui/views/font_texture.h"
+#include "gui/views/keyboard.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 #include "sim/fd_limit.h"
@@ -180,12 +181,32 @@ int write_screenshot(const GuiOptions& options, const Snapshot& snapshot, int wi
   return exit_code;
 }
 
+// Where the window was before F made it fill the screen.
+struct WindowedPlace {
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// F: the window fills the primary monitor, or goes back to where it was.
+void toggle_full_screen(GLFWwindow* window, WindowedPlace& place) {
+  if (glfwGetWindowMonitor(window)) {
+    glfwSetWindowMonitor(window, nullptr, place.x, place.y, place.width, place.height, 0);
+    return;
+  }
+  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+  const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+  if (!mode) return;
+  glfwGetWindowPos(window, &place.x, &place.y);
+  glfwGetWindowSize(window, &place.width, &place.height);
+  glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+}
+
 // The main loop: until the window closes (or, headless, the screenshot is written).
 int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
   ViewState views;  // its GL images go before the context does
   ViewSettings applied = options.view_settings;
   Commands commands;
   HeadlessDriver headless{.options = options};
+  WindowedPlace windowed;
   auto last = SteadyClock::now();
   for (int frame = 1; !glfwWindowShouldClose(window); ++frame) {
     glfwPollEvents();
@@ -203,6 +224,8 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     const Snapshot snapshot = app.snapshot();
+    if (!options.headless && shortcut_commands(read_key_presses(), snapshot.controls, commands))
+      toggle_full_screen(window, windowed);
     draw_dashboard(snapshot, commands, options.view, options.headless, views);
     int width = 0, height = 0;
     render(window, snapshot, width, height);
