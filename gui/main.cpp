@@ -224,7 +224,7 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     const Snapshot snapshot = app.snapshot();
-    if (!options.headless && shortcut_commands(read_key_presses(), snapshot.controls, commands))
+    if (!options.headless && shortcut_commands(read_key_presses(), snapshot, commands))
       toggle_full_screen(window, windowed);
     draw_dashboard(snapshot, commands, options.view, options.headless, views);
     int width = 0, height = 0;

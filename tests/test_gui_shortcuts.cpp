@@ -1,5 +1,6 @@
 // The presenter's keys (gui/model/shortcuts.h): what Space, Right, PageDown, Shift+Right,
-// + and - ask of a live run and of a replay, and that F asks the window to go full screen.
+// + and - ask of a live run and of a replay, that F asks the window to go full screen, and
+// that Esc closes the error banner until another error comes.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -10,10 +11,16 @@ using namespace dsgd::gui;
 
 namespace {
 
+Snapshot with(const ControlState& controls) {
+  Snapshot s;
+  s.controls = controls;
+  return s;
+}
+
 std::vector<CommandKind> kinds_of(const KeyPresses& keys, const ControlState& controls,
                                   bool* full_screen = nullptr) {
   Commands commands;
-  const bool f = shortcut_commands(keys, controls, commands);
+  const bool f = shortcut_commands(keys, with(controls), commands);
   if (full_screen) *full_screen = f;
   std::vector<CommandKind> kinds;
   for (const Command& c : commands.pending())
@@ -40,10 +47,10 @@ TEST_CASE("Space plays and pauses; + and - double and halve the speed", "[gui]")
   CHECK(kinds_of({.space = true}, {.live = true, .paused = true}) == Kinds{CommandKind::play});
   CHECK(kinds_of({.space = true}, {.live = true, .step_mode = true}) == Kinds{CommandKind::play});
   Commands commands;
-  shortcut_commands({.plus = true}, {.live = true, .speed = 0.5}, commands);
-  shortcut_commands({.minus = true}, {.live = true, .speed = 0.5}, commands);
-  shortcut_commands({.minus = true}, {.live = true, .speed = 0.001}, commands);
-  shortcut_commands({.plus = true, .minus = true}, {.live = true}, commands);  // no change
+  shortcut_commands({.plus = true}, with({.live = true, .speed = 0.5}), commands);
+  shortcut_commands({.minus = true}, with({.live = true, .speed = 0.5}), commands);
+  shortcut_commands({.minus = true}, with({.live = true, .speed = 0.001}), commands);
+  shortcut_commands({.plus = true, .minus = true}, with({.live = true}), commands);  // no change
   REQUIRE(commands.size() == 3);
   CHECK(commands.pending()[0].kind == CommandKind::set_speed);
   CHECK(commands.pending()[0].value == 1.0);
@@ -57,4 +64,23 @@ TEST_CASE("F asks the window to switch to full screen, and nothing of the run", 
   CHECK(full_screen);
   kinds_of({}, {.live = true}, &full_screen);
   CHECK_FALSE(full_screen);
+}
+
+TEST_CASE("Esc closes the error banner; another error shows it again", "[gui]") {
+  Snapshot s;
+  s.error = "rank 3: lost rank 2";
+  REQUIRE(error_banner_shown(s));
+  Commands commands;
+  shortcut_commands({.escape = true}, s, commands);
+  REQUIRE(commands.size() == 1);
+  REQUIRE(commands.pending()[0].kind == CommandKind::set_view);
+  s.view = commands.pending()[0].view;
+  CHECK_FALSE(error_banner_shown(s));
+  commands.drain();
+  shortcut_commands({.escape = true}, s, commands);  // nothing left to close
+  CHECK(commands.empty());
+  s.error = "rank 1: lost rank 0";
+  CHECK(error_banner_shown(s));
+  s.error.clear();
+  CHECK_FALSE(error_banner_shown(s));
 }

@@ -58,10 +58,11 @@ struct ViewSettings {
   int selected_message = -1;   // index into Snapshot::messages
   Theme theme = Theme::dark;
   float ui_scale = 1.0f;
-  bool chinese = false;    // window titles and captions in Simplified Chinese
-  SimSettings draft;       // the controls panel's edits, applied by "restart"
-  int lesson_pick = 1;     // the lesson picker's choice (a lesson number) ...
-  bool lesson_zh = false;  // ... and language, applied by "open lesson"
+  bool chinese = false;         // window titles and captions in Simplified Chinese
+  SimSettings draft;            // the controls panel's edits, applied by "restart"
+  int lesson_pick = 1;          // the lesson picker's choice (a lesson number) ...
+  bool lesson_zh = false;       // ... and language, applied by "open lesson"
+  std::string dismissed_error;  // the error banner the user closed; another error shows again
 };
 
 }  // namespace dsgd::gui

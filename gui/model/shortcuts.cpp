@@ -4,7 +4,19 @@
 
 namespace dsgd::gui {
 
-bool shortcut_commands(const KeyPresses& keys, const ControlState& c, Commands& commands) {
+bool error_banner_shown(const Snapshot& s) {
+  return !s.error.empty() && s.error != s.view.dismissed_error;
+}
+
+Command dismiss_error(const Snapshot& s) {
+  Command c{.kind = CommandKind::set_view, .view = s.view};
+  c.view.dismissed_error = s.error;
+  return c;
+}
+
+bool shortcut_commands(const KeyPresses& keys, const Snapshot& s, Commands& commands) {
+  const ControlState& c = s.controls;
+  if (keys.escape && error_banner_shown(s)) commands.push(dismiss_error(s));
   if (keys.space) commands.push(c.paused || c.step_mode ? CommandKind::play : CommandKind::pause);
   if (c.live && (keys.right || keys.page_down))
     commands.push(keys.shift ? CommandKind::step_training : CommandKind::step_message);

@@ -17,11 +17,18 @@ struct KeyPresses {
   bool shift = false;                // held
   bool plus = false, minus = false;  // '+' or '=', '-' typed
   bool f = false;                    // 'f' or 'F' typed
+  bool escape = false;
 };
 
 // Space: play or pause. Right, PageDown: step one message (Shift: one training step).
-// + and -: speed times 2 or halved. Returns whether the window should switch between full
-// screen and a window (F). Keys that mean nothing here (stepping a replay) do nothing.
-bool shortcut_commands(const KeyPresses& keys, const ControlState& controls, Commands& commands);
+// + and -: speed times 2 or halved. Esc: close the error banner. Returns whether the window
+// should switch between full screen and a window (F). Keys that mean nothing here
+// (stepping a replay) do nothing.
+bool shortcut_commands(const KeyPresses& keys, const Snapshot& snapshot, Commands& commands);
+
+// Whether the error banner shows: an error the user has not closed.
+bool error_banner_shown(const Snapshot& snapshot);
+// The command that closes it.
+Command dismiss_error(const Snapshot& snapshot);
 
 }  // namespace dsgd::gui

@@ -12,6 +12,7 @@ KeyPresses read_key_presses() {
   keys.space = pressed(ImGuiKey_Space);
   keys.right = pressed(ImGuiKey_RightArrow);
   keys.page_down = pressed(ImGuiKey_PageDown);
+  keys.escape = pressed(ImGuiKey_Escape);
   keys.shift = io.KeyShift;
   for (const ImWchar c : io.InputQueueCharacters) {
     keys.plus |= c == '+' || c == '=';

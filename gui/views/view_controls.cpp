@@ -7,11 +7,30 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/shortcuts.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
 namespace dsgd::gui {
 namespace {
+
+// The error, impossible to miss and not a crash: a banner along the bottom of the window
+// (over the timeline's axis, not over a rank), until the user closes it (its x, or Esc).
+void draw_error_banner(const Snapshot& s, Commands& commands, ImVec2 display) {
+  if (!error_banner_shown(s)) return;
+  ImGui::SetNextWindowPos({display.x * 0.5f, display.y - 4}, ImGuiCond_Always, {0.5f, 1.0f});
+  ImGui::SetNextWindowSize({display.x * 0.7f, 0}, ImGuiCond_Always);
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 0.95f));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+  bool open = true;
+  ImGui::Begin(s.error_is_fault ? "The run ended by a fault (Esc closes this)###error"
+                                : "Error (Esc closes this)###error",
+               &open, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoResize);
+  ImGui::TextWrapped("%s", s.error.c_str());
+  ImGui::End();
+  ImGui::PopStyleColor(2);
+  if (!open) commands.push(dismiss_error(s));
+}
 
 void run_controls(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
@@ -278,16 +297,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   }
   ImGui::PopStyleColor();
   state.tiled = all_tiled;
-  if (!s.error.empty() && only != View::controls) {  // impossible to miss, not a crash
-    ImGui::SetNextWindowPos({display.x * 0.5f, display.y * 0.5f}, ImGuiCond_Always, {0.5f, 0.5f});
-    ImGui::SetNextWindowSize({display.x * 0.5f, 0}, ImGuiCond_Always);
-    ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 0.95f));
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-    ImGui::Begin("Error###error", nullptr, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoResize);
-    ImGui::TextWrapped("%s", s.error.c_str());
-    ImGui::End();
-    ImGui::PopStyleColor(2);
-  }
+  if (only != View::controls) draw_error_banner(s, commands, display);
 }
 
 }  // namespace dsgd::gui
