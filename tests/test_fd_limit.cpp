@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "core/errors.h"
 #include "sim/cluster.h"
 #include "sim/fd_limit.h"
+#include "skip.h"
 
 using namespace dsgd;
 using dsgd::test::CliResult;
@@ -91,6 +93,14 @@ TEST_CASE("a run that cannot fit the descriptor limit is refused before it start
 }
 
 TEST_CASE("running out of descriptors during a run names the limit, not a peer", "[fd][sim]") {
+#ifdef DSGD_SANITIZE
+  // UBSan checks a virtual call's object through a pipe it opens (IsAccessibleMemoryRange):
+  // with every descriptor taken, each what() reads as "invalid vptr", a report about the
+  // check, not about dsgd.
+  DSGD_SKIP_UNLESS("a descriptor for UBSan's vptr check",
+                   std::string_view(DSGD_SANITIZE).find("undefined") == std::string_view::npos,
+                   "UBSan cannot check a virtual call while every file descriptor is taken");
+#endif
   constexpr int kNodes = 16;
   // Room for the nodes themselves (the check before the run counts them, not knowing the
   // pairs), not for the 120 pairs of everyone sending to everyone.
