@@ -42,7 +42,14 @@ RunFlags run_flags(const RunSpec& d) {
 
 namespace {
 
-void add_training_flags(CLI::App& t, RunFlags& f) {
+// The help says each flag's default as the command that reads it has it (dsgd-gui's run is
+// not dsgd train's).
+std::string length_default(const RunSpec& d) {
+  return d.steps > 0 ? fmt::format("default {} steps", d.steps)
+                     : fmt::format("default {} epochs", d.epochs);
+}
+
+void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
   t.add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
   t.add_option("--batch", f.batch, "Global batch size, split across the nodes")
@@ -51,9 +58,11 @@ void add_training_flags(CLI::App& t, RunFlags& f) {
   t.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str();
   t.add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str();
   t.add_flag("--nesterov", f.nesterov, "Nesterov momentum");
-  t.add_option("--steps", f.steps, "Number of SGD steps (instead of --epochs)")
+  t.add_option("--steps", f.steps,
+               fmt::format("Number of SGD steps (instead of --epochs; {})", length_default(d)))
       ->check(integer_at_least(1, "SGD steps; leave --steps out for 5 epochs"));
-  t.add_option("--epochs", f.epochs, "Passes over the training data (default 5)")
+  t.add_option("--epochs", f.epochs,
+               fmt::format("Passes over the training data ({})", length_default(d)))
       ->check(integer_at_least(1, "passes over the data; the default is 5"));
   t.add_option("--seed", f.seed, "Seed for initialisation and shuffling")
       ->capture_default_str()
@@ -68,20 +77,27 @@ void add_training_flags(CLI::App& t, RunFlags& f) {
       ->capture_default_str();
 }
 
-void add_cluster_flags(CLI::App& t, RunFlags& f, const std::string& timeout_default) {
-  t.add_option("--nodes", f.nodes, "Number of simulated nodes, 1-256 (default 4)");
-  t.add_option("--scenario", f.scenario,
-               "Cluster scenario: a shipped one by name (flaky-wan, straggler, ...) or a TOML file");
+void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
+  const LinkSpec& link = d.cluster.network.link;
+  t.add_option("--nodes", f.nodes,
+               fmt::format("Number of simulated nodes, 1-256 (default {})", d.cluster.nodes));
+  t.add_option(
+      "--scenario", f.scenario,
+      "Cluster scenario: a shipped one by name (flaky-wan, straggler, ...) or a TOML file");
   t.add_option("--topology", f.topology, "mesh | switch | racks");
-  t.add_option("--latency", f.latency, "One-way link latency, e.g. 2ms (default 0)");
+  t.add_option(
+      "--latency", f.latency,
+      fmt::format("One-way link latency, e.g. 2ms (default {})", format_duration(link.latency_s)));
   t.add_option("--bandwidth", f.bandwidth,
-               "Link bandwidth, e.g. 1Gbit or 100MB/s (default unlimited)");
+               fmt::format("Link bandwidth, e.g. 1Gbit or 100MB/s (default {})",
+                           format_bandwidth(link.bandwidth_Bps)));
   t.add_option("--jitter", f.jitter, "Extra one-way delay, uniform in [0, J], e.g. 200us");
   t.add_option("--loss", f.loss, "Probability a message is lost and resent after 200 ms");
   t.add_option("--straggler", f.stragglers, "RANK:FACTOR, e.g. 2:3 (repeatable)");
   t.add_option("--crash", f.crashes, "RANK@STEP or RANK@TIME, e.g. 1@20 or 1@1.5s (repeatable)");
   t.add_option("--timeout", f.timeout,
-               fmt::format("Deadline of every blocking call (default {})", timeout_default));
+               fmt::format("Deadline of every blocking call (default {:g}s)",
+                           d.cluster.timeout.count() / 1e3));
 }
 
 void add_output_flags(CLI::App& t, RunFlags& f) {
@@ -127,9 +143,8 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
     app.add_option("--backend", flags.backend, "sim (simulated nodes over loopback TCP) or mpi")
         ->check(CLI::IsMember({"sim", "mpi"}))
         ->capture_default_str();
-  if (groups & kTrainingFlags) add_training_flags(app, flags);
-  if (groups & kClusterFlags)
-    add_cluster_flags(app, flags, fmt::format("{:g}s", defaults.cluster.timeout.count() / 1e3));
+  if (groups & kTrainingFlags) add_training_flags(app, flags, defaults);
+  if (groups & kClusterFlags) add_cluster_flags(app, flags, defaults);
   if (groups & kOutputFlags) add_output_flags(app, flags);
   if (groups & kCheckpointFlags) add_checkpoint_flags(app, flags.checkpoint);
   const std::vector<CLI::Option*> options = app.get_options();

@@ -515,3 +515,16 @@ TEST_CASE("PNG round trip and the blank-image check", "[gui]") {
   // A write that falls short (a full disk: /dev/full) is an error, never "wrote".
   CHECK_THROWS_WITH(write_png("/dev/full", image), Catch::Contains("No space left"));
 }
+
+TEST_CASE("dsgd-gui --help states the window's own defaults, not dsgd train's", "[gui]") {
+  std::string help;
+  try {
+    parse_gui_options({"--help"});
+  } catch (const HelpRequested& h) {
+    help = h.text;
+  }
+  CHECK_THAT(help, Catch::StartsWith("dsgd-gui: ") && Catch::Contains("Usage: dsgd-gui"));
+  CHECK_THAT(help, Catch::Contains("(default 2 ms)") && Catch::Contains("(default 1 Gbit/s)") &&
+                       Catch::Contains("default 300 steps"));
+  CHECK_THAT(help, !Catch::Contains("(default 0)") && !Catch::Contains("default 5 epochs"));
+}

@@ -84,7 +84,8 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
 
 GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   GuiOptions o;
-  CLI::App app{"dsgd-gui: watch messages move, gradients average and the loss converge"};
+  CLI::App app{"dsgd-gui: watch messages move, gradients average and the loss converge",
+               "dsgd-gui"};
   WindowFlags window;
   sim::RunFlags run;
   // The run: the same flags, limits and messages as `dsgd train` (model, data, SGD, nodes,
