@@ -42,7 +42,7 @@ TEST_CASE("a clicker steps the run: Right and PageDown a message, Shift+Right a 
   CHECK(kinds_of({.right = true}, replay).empty());  // a replay has no messages to release
 }
 
-TEST_CASE("Space plays and pauses; + and - double and halve the speed", "[gui]") {
+TEST_CASE("Space plays and pauses, + and - double and halve the speed", "[gui]") {
   CHECK(kinds_of({.space = true}, {.live = true}) == Kinds{CommandKind::pause});
   CHECK(kinds_of({.space = true}, {.live = true, .paused = true}) == Kinds{CommandKind::play});
   CHECK(kinds_of({.space = true}, {.live = true, .step_mode = true}) == Kinds{CommandKind::play});
@@ -66,7 +66,7 @@ TEST_CASE("F asks the window to switch to full screen, and nothing of the run", 
   CHECK_FALSE(full_screen);
 }
 
-TEST_CASE("Esc closes the error banner; another error shows it again", "[gui]") {
+TEST_CASE("Esc closes the error banner until another error comes", "[gui]") {
   Snapshot s;
   s.error = "rank 3: lost rank 2";
   REQUIRE(error_banner_shown(s));
