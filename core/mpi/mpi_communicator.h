@@ -77,8 +77,8 @@ class MpiCommunicator final : public Communicator {
   int size_ = 1;
   int tag_ub_ = 0;
   std::string host_;
-  std::vector<std::string> hosts_;  // per rank; empty until set_hosts
-  std::vector<uint64_t> send_seq_;  // per destination: messages sent so far (events)
+  std::vector<std::string> hosts_;      // per rank; empty until set_hosts
+  std::vector<uint64_t> send_seq_;      // per destination: messages sent so far (events)
   std::vector<MpiRequest*> unmatched_;  // receives without a message yet, in posting order
   Watchdog watchdog_;
 };
