@@ -206,10 +206,7 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   bool shared = false;
   const bool rank0 = run_on_backend(
       "mpi", options,
-      [&](Communicator& comm) {
-        world = comm.size();
-        lessons::run_lesson_rank(comm, info, recorder, s, !shared);
-      },
+      [&](Communicator& comm) { lessons::run_lesson_rank(comm, info, recorder, s, !shared); },
       {.nodes = options.nodes,
        .check_world =
            [&](int size) {

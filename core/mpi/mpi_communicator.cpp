@@ -420,21 +420,19 @@ Request MpiCommunicator::do_irecv(std::span<float> data, int src, int tag) {
 }
 
 // A receive that could take a message meant for an earlier one still unmatched waits for
-// it, as MPI matches posted receives in order: same tag, and the same source or any.
+// it, as MPI matches posted receives in order: same tag, and the same source or any. The
+// receives before `it` are the earlier ones still waiting (the matched ones are erased).
 void MpiCommunicator::match_receives() {
-  std::vector<const MpiRequest*> waiting;
   for (auto it = unmatched_.begin(); it != unmatched_.end();) {
-    MpiRequest* r = *it;
-    const bool behind = std::any_of(waiting.begin(), waiting.end(), [r](const MpiRequest* w) {
+    const MpiRequest* r = *it;
+    const bool behind = std::any_of(unmatched_.begin(), it, [r](const MpiRequest* w) {
       return w->tag() == r->tag() &&
              (w->peer() == r->peer() || w->peer() == kAnySource || r->peer() == kAnySource);
     });
-    if (!behind && r->try_match()) {
+    if (!behind && (*it)->try_match())
       it = unmatched_.erase(it);
-    } else {
-      waiting.push_back(r);
+    else
       ++it;
-    }
   }
 }
 

@@ -188,7 +188,10 @@ Snapshot GuiApp::snapshot() const {
   } else {
     s.view = view_;
   }
-  if (!error_.empty()) s.error = error_, s.error_is_fault = false;
+  if (!error_.empty()) {  // the app's own error (a trace it could not read): bad input
+    s.error = error_;
+    s.error_is_fault = false;
+  }
   s.lesson.catalog = lessons_;
   return s;
 }
