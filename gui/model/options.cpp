@@ -20,7 +20,7 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--replay", o.replay, "Replay a Chrome trace written by `dsgd train --trace`");
   app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
   app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
-  app.add_option("--lang", w.lang, "Lesson language: en or zh (简体中文)");
+  app.add_option("--lang", w.lang, "Language of the window and the lessons: en or zh (简体中文)");
   app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");
   app.add_option("--algorithm", w.algorithm, "The same as --allreduce");
   app.add_option("--speed", o.sim.speed, "Network clock speed, 0.001 to 1000 (0.1 = slow motion)");
@@ -30,7 +30,7 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--theme", w.theme, "dark | light | projector");
   app.add_option("--scale", o.view_settings.ui_scale, "UI scale (projector: 1.5 to 2)");
   app.add_option("--font", o.font, "Font file with CJK glyphs");
-  app.add_flag("--chinese", o.view_settings.chinese, "Window titles in Simplified Chinese too");
+  app.add_flag("--chinese", o.view_settings.chinese, "The same as --lang zh");
   app.add_option("--width", o.width, "Window width");
   app.add_option("--height", o.height, "Window height");
   app.add_flag("--headless", o.headless, "Render --frames frames and write --screenshot");
@@ -73,7 +73,8 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
     throw UsageError("--headless needs --screenshot FILE.png");
   if (o.frames < 1) throw UsageError("--frames: at least 1");
   if (o.sim.speed < 0.001 || o.sim.speed > 1000) throw UsageError("--speed: use 0.001 to 1000");
-  o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh;
+  o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh || o.view_settings.chinese;
+  o.view_settings.chinese = o.lesson_zh;
   if (o.lesson != 0) {
     if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
     lessons::find_lesson(o.lesson);  // UsageError naming the lessons there are

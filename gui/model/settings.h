@@ -58,7 +58,7 @@ struct ViewSettings {
   int selected_message = -1;   // index into Snapshot::messages
   Theme theme = Theme::dark;
   float ui_scale = 1.0f;
-  bool chinese = false;         // window titles and captions in Simplified Chinese
+  bool chinese = false;         // the window in Simplified Chinese (ui_text.h)
   SimSettings draft;            // the controls panel's edits, applied by "restart"
   int lesson_pick = 1;          // the lesson picker's choice (a lesson number) ...
   bool lesson_zh = false;       // ... and language, applied by "open lesson"

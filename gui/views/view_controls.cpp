@@ -65,7 +65,7 @@ void run_controls(const Snapshot& s, Commands& commands) {
     if (ImGui::SliderFloat("replay speed", &speed, 0.05f, 5.0f, "%.2fx"))
       commands.push(CommandKind::set_speed, speed);
   }
-  ImGui::Text("status: %s", c.status.c_str());
+  ImGui::Text("%s: %s", tr("status"), tr(c.status.c_str()));
 }
 
 // The network of the next run: latency, bandwidth, jitter, loss of every link.
@@ -204,7 +204,7 @@ void view_options(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   changed |= ImGui::SliderFloat("UI scale", &v.ui_scale, 0.75f, 2.5f, "%.2f");
-  changed |= ImGui::Checkbox("中文 (Chinese titles)", &v.chinese);
+  changed |= ImGui::Checkbox("中文 (Chinese)", &v.chinese);
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
@@ -227,16 +227,13 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     if (ImGui::SmallButton("clear"))
       commands.push(Command{.kind = CommandKind::select_message, .index = -1});
   }
-  if (ImGui::CollapsingHeader(
-          s.view.chinese ? "课程 Lessons" : "Lessons",
-          s.lesson.active ? ImGuiTreeNodeFlags_None : ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(tr("Lessons"), s.lesson.active ? ImGuiTreeNodeFlags_None
+                                                             : ImGuiTreeNodeFlags_DefaultOpen))
     draw_lesson_picker(s, commands);
-  if (ImGui::CollapsingHeader(
-          s.view.chinese ? "模拟设置 Simulation" : "Simulation",
-          s.lesson.active ? ImGuiTreeNodeFlags_None : ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(tr("Simulation"), s.lesson.active ? ImGuiTreeNodeFlags_None
+                                                                : ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
-  if (ImGui::CollapsingHeader(s.view.chinese ? "显示 View" : "View",
-                              ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen))
     view_options(s, commands);
 }
 
@@ -261,6 +258,7 @@ void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& stat
 
 void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed,
                     ViewState& state) {
+  set_ui_chinese(s.view.chinese);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   const View views[] = {View::controls,  View::topology, View::convergence,

@@ -38,10 +38,9 @@ namespace {
 // The toggles and one legend line per run (the current one last).
 void convergence_header(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
-  bool changed = ImGui::Checkbox(s.view.chinese ? "对数 log" : "log scale", &v.log_loss);
+  bool changed = ImGui::Checkbox(tr("log scale"), &v.log_loss);
   ImGui::SameLine();
-  changed |= ImGui::Checkbox(s.view.chinese ? "按模型时间 vs model time" : "vs model time",
-                             &v.loss_vs_time);
+  changed |= ImGui::Checkbox(tr("vs model time"), &v.loss_vs_time);
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
   for (size_t ci = 0; ci < s.curves.size(); ++ci) {
     const Curve& c = s.curves[ci];

@@ -59,7 +59,7 @@ bool zoom_buttons(const Snapshot& s, double t0, double t1, ViewSettings& v) {
     changed = true;
   }
   ImGui::SameLine();
-  if (ImGui::Button(s.view.chinese ? "全部 all" : "all")) {
+  if (ImGui::Button(tr("all"))) {
     v.timeline_span_s = s.controls.live ? std::max(1e-3, s.now_s - s.begin_s) : 0;
     v.timeline_end_s = 0;
     changed = true;

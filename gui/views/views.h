@@ -7,6 +7,7 @@
 
 #include "gui/model/commands.h"
 #include "gui/model/snapshot.h"
+#include "gui/model/ui_text.h"
 #include "gui/views/disc_layer.h"
 #include "gui/views/line_layer.h"
 

@@ -1,0 +1,48 @@
+// The window's words (gui/model/ui_text.h): English by default; in Chinese every text of the
+// table has a translation that differs from it, an ImGui ID after "###" survives the
+// translation, and a text the table lacks stays in English rather than going missing.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "gui/model/ui_text.h"
+
+using namespace dsgd::gui;
+
+namespace {
+struct Language {
+  explicit Language(bool chinese) { set_ui_chinese(chinese); }
+  ~Language() { set_ui_chinese(false); }
+};
+}  // namespace
+
+TEST_CASE("ui_text: English unless Chinese is chosen", "[gui]") {
+  Language en(false);
+  CHECK(std::string(tr("paused")) == "paused");
+  Language zh(true);
+  CHECK(std::string(tr("paused")) == "已暂停");
+}
+
+TEST_CASE("ui_text: every translated text differs from its English", "[gui]") {
+  Language zh(true);
+  REQUIRE(translated_texts().size() > 10);
+  for (std::string_view english : translated_texts()) {
+    const std::string text(english);
+    INFO(text);
+    CHECK(text != tr(text.c_str()));
+    CHECK(std::string(tr(text.c_str())).find_first_not_of(' ') != std::string::npos);
+  }
+}
+
+TEST_CASE("ui_text: an ImGui ID survives the translation", "[gui]") {
+  Language zh(true);
+  CHECK(std::string(tr("paused###status")) == "已暂停###status");
+  CHECK(std::string(tr("log scale##plot")) == "对数坐标##plot");
+  // The same text again gives the same pointer: ImGui may keep it for the frame.
+  CHECK(tr("paused###status") == tr("paused###status"));
+}
+
+TEST_CASE("ui_text: a text without a translation stays in English", "[gui]") {
+  Language zh(true);
+  CHECK(std::string(tr("no such label, ever")) == "no such label, ever");
+}
