@@ -32,6 +32,7 @@ void SimControl::set_speed(double speed) {
 }
 
 void SimControl::set_step_mode(bool on) {
+  clock_.set_held(on);
   std::lock_guard lock(mutex_);
   step_mode_ = on;
   for (SimNode* n : nodes_)
@@ -86,6 +87,8 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
       quiet = quiet && after == before && !any_running && !nodes_.empty();
       if (quiet) {
         if (!best) return std::nullopt;
+        // Before the release: the receive's events are stamped with the arrival's time.
+        clock_.advance_to(best->visible_net_s);
         if (owner->mailbox().release(best->source, best->seq))
           return StepInfo{.source = best->source,
                           .dest = best->dest,
@@ -93,6 +96,7 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
                           .seq = best->seq,
                           .count = best_count,
                           .model_s = best->model_s,
+                          .net_s = clock_.now_s(),
                           .preview = {best->payload.begin(), best->payload.end()}};
       }
     }

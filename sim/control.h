@@ -22,6 +22,7 @@ struct StepInfo {
   uint64_t seq = 0;
   size_t count = 0;  // floats (0 when unknown)
   double model_s = 0;
+  double net_s = 0;  // the network time it arrived at, where the step put the clock
   std::vector<float> preview;  // up to 4 first values
 };
 
@@ -31,7 +32,8 @@ class SimControl {
   void pause() { clock_.set_paused(true); }
   void resume() { clock_.set_paused(false); }
   void set_speed(double speed);  // UsageError unless 0.001 <= speed <= 1000
-  // Step mode holds every message until step() lets it through.
+  // Step mode holds every message until step() lets it through, and holds the network clock:
+  // each step moves it to the released message's arrival.
   void set_step_mode(bool on);
   bool step_mode() const;
   // Step mode: waits (up to timeout) until every running node is blocked and nothing is in

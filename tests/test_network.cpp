@@ -218,6 +218,45 @@ TEST_CASE("step mode delivers one message at a time, in the same order every run
   CHECK(stepped_run() == first);
 }
 
+TEST_CASE("step mode: network time moves only when a message is released, to its arrival",
+          "[network][control]") {
+  // Three messages over a 5 ms link, the teacher taking 100 ms of real time between clicks
+  // (a spin on the steady clock: the scenario, not a wait for something to happen). The
+  // clock reads each message's arrival after its step, and stands still between steps.
+  sim::SimControl control;
+  control.set_step_mode(true);
+  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  options.network.link.latency_s = 0.005;
+  auto run = std::async(std::launch::async, [&] {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      std::vector<float> v(1, 1.0f);
+      for (int i = 0; i < 3; ++i)
+        if (comm.rank() == 0)
+          comm.send(v, 1);
+        else
+          comm.recv(v, 0);
+    });
+  });
+  const auto teacher_thinks = [] {
+    const auto until = std::chrono::steady_clock::now() + 100ms;
+    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  };
+  std::vector<double> arrivals;
+  while (auto info = control.step(5s)) {
+    arrivals.push_back(info->net_s);
+    const double after_step = control.clock().now_s();
+    CHECK(after_step == info->net_s);
+    teacher_thinks();
+    CHECK(control.clock().now_s() == after_step);  // held between steps
+  }
+  run.get();
+  REQUIRE(arrivals.size() == 3);
+  // Sent back to back at the start: each arrives one latency later, well before the
+  // 300 ms the clicks took.
+  for (double t : arrivals) CHECK(t == Approx(0.005).margin(0.004));
+  CHECK(std::is_sorted(arrivals.begin(), arrivals.end()));
+}
+
 TEST_CASE("scenario files: good ones load, bad ones name file, line and column",
           "[network][scenario]") {
   auto s = sim::parse_scenario(R"(

@@ -249,7 +249,7 @@ bool SimSession::apply(const Command& c) {
     case CommandKind::set_step_mode:
       settings_.step_mode = c.flag;
       control.set_step_mode(c.flag);
-      if (c.flag) control.resume();  // step mode holds messages; the clock keeps running
+      if (c.flag) control.resume();  // step mode holds messages and the clock by itself
       return true;
     case CommandKind::step_message:
       if (!control.step_mode()) {
