@@ -178,11 +178,12 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
+// Decimal units, as dsgd's flags read them (sim/link_model.h: "MB" is 10^6 bytes).
 std::string format_bytes(double bytes) {
-  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
-  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KB", bytes / 1024);
-  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MB", bytes / (1024 * 1024));
-  return fmt::format("{:.2f} GB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes < 1e3) return fmt::format("{:.0f} B", bytes);
+  if (bytes < 1e6) return fmt::format("{:.3g} kB", bytes / 1e3);
+  if (bytes < 1e9) return fmt::format("{:.3g} MB", bytes / 1e6);
+  return fmt::format("{:.3g} GB", bytes / 1e9);
 }
 
 }  // namespace dsgd::gui

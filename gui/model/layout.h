@@ -72,7 +72,7 @@ Rect view_rect(View view, View only, float width, float height, bool lesson = fa
 
 // "1.5 ms", "3 us", "2.00 s".
 std::string format_seconds(double s);
-// "1.4 KB", "12 MB".
+// "1.4 kB", "12 MB": decimal units, as the flags read them ("MB" = 10^6 bytes).
 std::string format_bytes(double bytes);
 
 }  // namespace dsgd::gui

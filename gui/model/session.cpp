@@ -43,6 +43,15 @@ size_t EventRecorder::total() const {
   return dropped_ + events_.size();
 }
 
+Snapshot EventRecorder::snapshot(SnapshotInputs in, size_t count, bool ended) const {
+  const std::vector<Event> events = tail(count);
+  if (ended) in.now_s = -1;  // the last event's time: the clock runs on, the run does not
+  Snapshot s = build_snapshot(events, in);
+  if (!events.empty() && total() > events.size()) s.events_from_s = s.begin_s;
+  s.begin_s = 0;
+  return s;
+}
+
 // ---------------------------------------------------------------------------------------
 // [options]
 // ---------------------------------------------------------------------------------------
@@ -307,7 +316,7 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
   in.links = run_->links;
   if (set.mode == RunMode::allreduce_demo)
     in.demo_elements = set.demo_elements > 0 ? set.demo_elements : 2 * set.run.cluster.nodes;
-  Snapshot s = build_snapshot(run_->recorder.tail(limits_.snapshot_events), in);
+  Snapshot s = run_->recorder.snapshot(in, limits_.snapshot_events, run_->finished);
   s.view = view;
   s.curves = history_;
   {

@@ -30,6 +30,9 @@ class EventRecorder : public EventSink {
   // The last `count` events, oldest first.
   std::vector<Event> tail(size_t count) const;
   size_t total() const;  // events seen, dropped ones included
+  // The snapshot of the newest `count` events. Its timeline starts where the run did
+  // (network time 0); once the run has `ended`, its time stands at the last event.
+  Snapshot snapshot(SnapshotInputs in, size_t count, bool ended) const;
 
  private:
   sim::NetClock& clock_;

@@ -140,7 +140,8 @@ struct Snapshot {
   int world = 0;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
   double now_s = 0;                     // the time cursor
-  double begin_s = 0, end_s = 0;        // the span of all events
+  double begin_s = 0, end_s = 0;        // the span of all events (live: from the run's start)
+  double events_from_s = -1;            // live: older events were dropped before this; -1: none
   std::vector<RankView> ranks;
   std::vector<LinkView> links;        // world * world, [src * world + dst]
   std::vector<MessageView> messages;  // every message sent by now_s, in send order

@@ -20,6 +20,7 @@ const std::unordered_map<std::string_view, const char*>& table() {
       {"paused", "已暂停"},
       {"step mode", "单步模式"},
       {"finished", "已结束"},
+      {"lesson finished", "本课结束"},
       {"failed", "失败"},
       {"ended by a fault", "因故障结束"},
       {"replaying", "回放中"},
@@ -29,6 +30,11 @@ const std::unordered_map<std::string_view, const char*>& table() {
       {"vs model time", "按模型时间"},
       // timeline
       {"all", "全部"},
+      {"follow now", "跟随当前"},
+      {"follow the cursor", "跟随光标"},
+      {"model time", "模型时间"},
+      {"network time", "网络时间"},
+      {"older events not kept", "更早的事件未保留"},
       // controls
       {"Lessons", "课程"},
       {"Simulation", "模拟设置"},

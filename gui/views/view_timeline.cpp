@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/time_window.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -19,17 +20,15 @@ namespace {
 // More visible messages than this and the timeline draws their ends, not lines (see below).
 constexpr size_t kMaxMessageLines = 400;
 
-// The visible time window [t0, t1].
-std::pair<double, double> time_window(const Snapshot& s) {
-  const double end = s.view.timeline_end_s > 0
-                         ? s.view.timeline_end_s
-                         : std::max(s.now_s, s.controls.live ? s.now_s : s.end_s);
-  double span = s.view.timeline_span_s;
-  if (span <= 0)
-    span = s.controls.live ? std::min(0.5, std::max(1e-3, end - s.begin_s))
-                           : std::max(1e-9, s.end_s - s.begin_s);
-  const double t1 = s.view.timeline_span_s <= 0 && !s.controls.live ? s.end_s : end;
-  return {t1 - span, t1};
+// The visible time window [t0, t1] (time_window.h).
+std::pair<double, double> visible_window(const Snapshot& s) {
+  const TimeWindow w = time_window({.begin_s = s.begin_s,
+                                    .end_s = s.end_s,
+                                    .now_s = s.now_s,
+                                    .live = s.controls.live,
+                                    .span_s = s.view.timeline_span_s,
+                                    .end_at_s = s.view.timeline_end_s});
+  return {w.t0, w.t1};
 }
 
 float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
@@ -45,28 +44,41 @@ float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
 
 namespace {
 
+// Zooms the window [t0, t1] by `factor` around its middle: following stays following,
+// a window the user scrolled stays centred where it was.
+void zoom_by(double t0, double t1, double factor, ViewSettings& v) {
+  v.timeline_span_s = (t1 - t0) * factor;
+  if (v.timeline_end_s > 0) v.timeline_end_s = (t0 + t1) / 2 + v.timeline_span_s / 2;
+}
+
 // The zoom buttons and the visible span; edits `v`, returns whether it changed.
 bool zoom_buttons(const Snapshot& s, double t0, double t1, ViewSettings& v) {
   bool changed = false;
   if (ImGui::Button("+")) {
-    v.timeline_span_s = (t1 - t0) / 2;
-    v.timeline_end_s = s.controls.live ? 0 : (t0 + t1) / 2 + v.timeline_span_s / 2;
+    zoom_by(t0, t1, 0.5, v);
     changed = true;
   }
   ImGui::SameLine();
   if (ImGui::Button("-")) {
-    v.timeline_span_s = (t1 - t0) * 2;
+    zoom_by(t0, t1, 2, v);
     changed = true;
   }
   ImGui::SameLine();
   if (ImGui::Button(tr("all"))) {
-    v.timeline_span_s = s.controls.live ? std::max(1e-3, s.now_s - s.begin_s) : 0;
+    v.timeline_span_s = 0;
     v.timeline_end_s = 0;
     changed = true;
   }
+  if (v.timeline_end_s > 0) {
+    ImGui::SameLine();
+    if (ImGui::Button(tr(s.controls.live ? "follow now" : "follow the cursor"))) {
+      v.timeline_end_s = 0;
+      changed = true;
+    }
+  }
   ImGui::SameLine();
-  ImGui::Text("%s .. %s  (%s time)", format_seconds(t0).c_str(), format_seconds(t1).c_str(),
-              s.time_base == TimeBase::model ? "model" : "network");
+  ImGui::Text("%s .. %s  (%s)", format_seconds(t0).c_str(), format_seconds(t1).c_str(),
+              tr(s.time_base == TimeBase::model ? "model time" : "network time"));
   return changed;
 }
 
@@ -103,6 +115,18 @@ Grid grid_of(const Snapshot& s, ImVec2 top, ImVec2 avail, double t0, double t1) 
   g.row_h = (avail.y - g.axis_h) / s.world;
   g.lane_h = g.row_h * 0.40f;
   return g;
+}
+
+// A live run keeps its newest events: before the oldest one kept, the lanes are shaded
+// and say so, rather than look idle.
+void draw_dropped(const Grid& g) {
+  if (g.s.events_from_s < 0 || g.s.events_from_s <= g.t0) return;
+  const float b = g.x(std::min(g.s.events_from_s, g.t1));
+  const float bottom = g.top.y + g.avail.y - g.axis_h;
+  g.dl->AddRectFilled({g.x0, g.top.y}, {b, bottom}, g.pal.grid);
+  const char* note = tr("older events not kept");
+  if (b - g.x0 > ImGui::CalcTextSize(note).x + 8)
+    g.dl->AddText({g.x0 + 4, g.top.y + 2}, g.pal.dim_text, note);
 }
 
 void draw_rows(const Grid& g) {
@@ -228,13 +252,20 @@ bool handle_mouse(const Grid& g, ImVec2 mouse, int nearest, ViewSettings& v, Com
     const double t = g.t0 + std::clamp((mouse.x - g.x0) / (g.x1 - g.x0), 0.0f, 1.0f) * g.span;
     commands.push(Command{.kind = CommandKind::seek, .value = t});
   }
+  // A live run: dragging scrolls (and stops following until "follow now").
+  const float drag_px = ImGui::GetIO().MouseDelta.x;
+  if (s.controls.live && ImGui::IsItemActive() && drag_px != 0) {
+    v.timeline_span_s = g.span;
+    v.timeline_end_s = std::max(g.span, g.t1 - drag_px / (g.x1 - g.x0) * g.span);
+    changed = true;
+  }
   return changed;
 }
 
 }  // namespace
 
 void draw_timeline(const Snapshot& s, Commands& commands) {
-  const std::pair<double, double> window = time_window(s);
+  const std::pair<double, double> window = visible_window(s);
   ViewSettings v = s.view;
   bool changed = zoom_buttons(s, window.first, window.second, v);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -248,6 +279,7 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   draw_rows(g);
   g.dl->PushClipRect({g.x0, top.y}, {g.x1, top.y + avail.y}, true);
+  draw_dropped(g);
   draw_slices(g);
   const VisibleMessages visible = visible_messages(g, mouse);
   draw_messages(g, visible);
