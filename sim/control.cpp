@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sim/network.h"
 #include "sim/node.h"
 
 namespace dsgd::sim {
@@ -44,9 +45,17 @@ bool SimControl::step_mode() const {
   return step_mode_;
 }
 
-void SimControl::attach(std::vector<SimNode*> nodes) {
+bool SimControl::set_link(const LinkSpec& link) {
+  std::lock_guard lock(mutex_);
+  if (!network_) return false;
+  network_->set_default_link(link);
+  return true;
+}
+
+void SimControl::attach(std::vector<SimNode*> nodes, Network* network) {
   std::lock_guard lock(mutex_);
   nodes_ = std::move(nodes);
+  network_ = network;
   finished_ = false;
   for (SimNode* n : nodes_)
     n->mailbox().set_mode(step_mode_ ? GateMode::step : GateMode::run);
@@ -55,6 +64,7 @@ void SimControl::attach(std::vector<SimNode*> nodes) {
 void SimControl::detach() {
   std::lock_guard lock(mutex_);
   nodes_.clear();
+  network_ = nullptr;
   finished_ = true;
 }
 

@@ -15,6 +15,8 @@
 namespace dsgd::sim {
 
 class SimNode;
+class Network;
+struct LinkSpec;
 
 // The message a step released.
 struct StepInfo {
@@ -22,7 +24,7 @@ struct StepInfo {
   uint64_t seq = 0;
   size_t count = 0;  // floats (0 when unknown)
   double model_s = 0;
-  double net_s = 0;  // the network time it arrived at, where the step put the clock
+  double net_s = 0;            // the network time it arrived at, where the step put the clock
   std::vector<float> preview;  // up to 4 first values
 };
 
@@ -43,14 +45,19 @@ class SimControl {
   // deadlocked) or the timeout passed.
   std::optional<StepInfo> step(std::chrono::milliseconds timeout);
 
+  // Replaces the default link of the running cluster's network from now on
+  // (Network::set_default_link); false when no run is attached.
+  bool set_link(const LinkSpec& link);
+
   // Used by run_cluster.
-  void attach(std::vector<SimNode*> nodes);
+  void attach(std::vector<SimNode*> nodes, Network* network = nullptr);
   void detach();
 
  private:
   NetClock clock_;
   mutable std::mutex mutex_;
   std::vector<SimNode*> nodes_;
+  Network* network_ = nullptr;
   bool step_mode_ = false;
   bool finished_ = false;  // a run was attached and has ended
 };

@@ -93,3 +93,27 @@ TEST_CASE("sizes are decimal, as dsgd's flags read them", "[gui]") {
   CHECK(format_bytes(4e6) == "4 MB");
   CHECK(format_bytes(1.25e9) == "1.25 GB");
 }
+
+TEST_CASE("settings: the link applies live, and a restart keeps the class's speed", "[gui]") {
+  SimSettings settings;
+  settings.mode = RunMode::allreduce_demo;
+  settings.run.steps = 1000;  // long enough to change it while it runs
+  settings.run.cluster.network.link.latency_s = 2e-3;
+  GuiApp app;
+  app.start_live(settings);
+  CHECK(app.snapshot().network.find("latency 2 ms") == 0);
+  SimSettings dragged = settings;
+  dragged.run.cluster.network.link.latency_s = 28.7e-3;
+  Commands commands;
+  commands.push(Command{.kind = CommandKind::set_link, .settings = dragged});
+  commands.push(CommandKind::set_speed, 0.1);
+  app.apply(commands);
+  const Snapshot s = app.snapshot();
+  CHECK(s.network.find("latency 28.7 ms") == 0);  // not "2 ms" until a restart
+  CHECK(s.link(0, 1).latency_s == Approx(28.7e-3));
+  CHECK(s.controls.speed == Approx(0.1));
+  commands.push(Command{.kind = CommandKind::restart, .settings = app.view().draft});
+  app.apply(commands);
+  CHECK(app.snapshot().controls.speed == Approx(0.1));
+  app.session()->stop();
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -239,7 +240,8 @@ TEST_CASE("step mode: network time moves only when a message is released, to its
   });
   const auto teacher_thinks = [] {
     const auto until = std::chrono::steady_clock::now() + 100ms;
-    while (std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    while (std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
   };
   std::vector<double> arrivals;
   while (auto info = control.step(5s)) {
@@ -253,8 +255,45 @@ TEST_CASE("step mode: network time moves only when a message is released, to its
   REQUIRE(arrivals.size() == 3);
   // Sent back to back at the start: each arrives one latency later, well before the
   // 300 ms the clicks took.
-  for (double t : arrivals) CHECK(t == Approx(0.005).margin(0.004));
+  for (double t : arrivals)
+    CHECK(t == Approx(0.005).margin(0.004));
   CHECK(std::is_sorted(arrivals.begin(), arrivals.end()));
+}
+
+TEST_CASE("the default link can change while a run goes on: later messages use it",
+          "[network][control]") {
+  // Ping, pong, then rank 0 changes the latency from 5 ms to 50 ms and pings again: in model
+  // time the pong lands at 10 ms and the second ping 50 ms after it was sent.
+  sim::SimControl control;
+  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  options.network.link.latency_s = 0.005;
+  std::vector<double> arrivals;  // rank 1's, then rank 0's, then rank 1's
+  std::mutex mutex;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> v(1, 1.0f);
+    const auto record = [&] {
+      std::lock_guard lock(mutex);
+      arrivals.push_back(comm.model_s());
+    };
+    if (comm.rank() == 0) {
+      comm.send(v, 1);
+      comm.recv(v, 1);
+      record();
+      REQUIRE(control.set_link({.latency_s = 0.05}));
+      comm.send(v, 1);
+    } else {
+      comm.recv(v, 0);
+      record();
+      comm.send(v, 0);
+      comm.recv(v, 0);
+      record();
+    }
+  });
+  REQUIRE(arrivals.size() == 3);
+  CHECK(arrivals[0] == Approx(0.005));
+  CHECK(arrivals[1] == Approx(0.010));
+  CHECK(arrivals[2] == Approx(0.060));
+  CHECK_FALSE(control.set_link({}));  // the run has ended: no network to change
 }
 
 TEST_CASE("scenario files: good ones load, bad ones name file, line and column",

@@ -100,6 +100,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::start_lesson:
         start_lesson(c.index, c.flag, view_.draft.speed);
         continue;
+      case CommandKind::set_speed:  // a restart keeps the pace the class chose
+        if (!replay_) view_.draft.speed = c.value;
+        break;
       default:
         break;
     }

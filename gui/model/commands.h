@@ -20,6 +20,7 @@ enum class CommandKind {
   set_step_mode,  // flag
   step_message,   // deliver one held message (step mode)
   step_training,  // run until the next training step ends, then pause
+  set_link,       // settings: its default link applies to the running network from now on
   restart,        // settings
   // replay and views
   seek,            // value: the time cursor (replay), in the snapshot's time base

@@ -268,6 +268,9 @@ bool SimSession::apply(const Command& c) {
       }
       ++pending_message_steps_;
       return true;
+    case CommandKind::set_link:
+      set_link(c.settings.run.cluster.network.link);
+      return true;
     case CommandKind::step_training:
       control.set_step_mode(false);
       settings_.step_mode = false;
@@ -277,6 +280,12 @@ bool SimSession::apply(const Command& c) {
     default:
       return false;
   }
+}
+
+void SimSession::set_link(const sim::LinkSpec& link) {
+  settings_.run.cluster.network.link = link;
+  run_->links = link_views(settings_);
+  run_->control.set_link(link);
 }
 
 void SimSession::poll() {
@@ -340,8 +349,8 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
              : c.paused         ? "paused"
              : c.step_mode      ? "step mode"
                                 : "running";
-  s.title = fmt::format("{} - {}", to_string(set.mode), describe(set));
-  s.network = sim::describe_network(set.run.cluster);
+  s.title = fmt::format("{} - {}", to_string(set.mode), describe(settings_));
+  s.network = sim::describe_network(settings_.run.cluster);
   return s;
 }
 

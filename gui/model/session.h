@@ -61,7 +61,8 @@ class SimSession {
   // Asks the run to end at its next step and waits for it.
   void stop();
   // Applies a simulation command (play, pause, set_speed, set_step_mode, step_message,
-  // step_training, restart); returns false for commands that are not for the session.
+  // step_training, set_link, restart); returns false for commands that are not for the
+  // session.
   bool apply(const Command& command);
   // Once per frame: delivers messages the user stepped, without blocking the frame.
   void poll();
@@ -75,6 +76,8 @@ class SimSession {
 
  private:
   struct Run;
+  // The running network's default link, from now on (the settings say so too).
+  void set_link(const sim::LinkSpec& link);
   SessionLimits limits_;
   SimSettings settings_;
   std::unique_ptr<Run> run_;

@@ -32,37 +32,52 @@ void draw_error_banner(const Snapshot& s, Commands& commands, ImVec2 display) {
   if (!open) commands.push(dismiss_error(s));
 }
 
+// Play / Pause while a run goes on; once it has ended (finished, failed, crashed) there is
+// nothing to pause: the button runs it again, as it was.
+void play_button(const Snapshot& s, Commands& commands) {
+  const ControlState& c = s.controls;
+  if (c.live && !c.running && !s.lesson.active) {
+    if (ImGui::Button(tr("Run again")))
+      commands.push(Command{.kind = CommandKind::restart, .settings = c.settings});
+    return;
+  }
+  const bool play = c.paused || c.step_mode;
+  if (ImGui::Button(tr(play ? "Play###play" : "Pause###play")))
+    commands.push(play ? CommandKind::play : CommandKind::pause);
+}
+
 void run_controls(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
-  if (ImGui::Button(c.paused || c.step_mode ? "Play" : "Pause"))
-    commands.push(c.paused || c.step_mode ? CommandKind::play : CommandKind::pause);
+  play_button(s, commands);
   if (c.live) {
+    ImGui::BeginDisabled(!c.running);
     ImGui::SameLine();
-    if (ImGui::Button("Step message")) commands.push(CommandKind::step_message);
-    if (!s.lesson.active && ImGui::Button("Step training step"))
+    if (ImGui::Button(tr("Step message"))) commands.push(CommandKind::step_message);
+    if (!s.lesson.active && ImGui::Button(tr("Step training step")))
       commands.push(CommandKind::step_training);
     bool step_mode = c.step_mode;
-    if (ImGui::Checkbox("step mode (hold every message)", &step_mode))
+    if (ImGui::Checkbox(tr("step mode (hold every message)"), &step_mode))
       commands.push(Command{.kind = CommandKind::set_step_mode, .flag = step_mode});
+    ImGui::EndDisabled();
     float log_speed = static_cast<float>(std::log10(std::max(0.001, c.speed)));
-    if (ImGui::SliderFloat("speed", &log_speed, -3.0f, 1.0f,
+    if (ImGui::SliderFloat(tr("speed"), &log_speed, -3.0f, 1.0f,
                            fmt::format("{:.3g}x", std::pow(10.0, log_speed)).c_str()))
       commands.push(CommandKind::set_speed, std::pow(10.0, log_speed));
     if (c.total_steps > 0) {
       const float f = static_cast<float>(c.step) / static_cast<float>(c.total_steps);
       ImGui::ProgressBar(
           std::min(1.0f, f), ImVec2(-1, 0),
-          fmt::format("{} {} / {}", c.settings.mode == RunMode::train ? "step" : "round", c.step,
-                      c.total_steps)
+          fmt::format("{} {} / {}", tr(c.settings.mode == RunMode::train ? "step" : "round"),
+                      c.step, c.total_steps)
               .c_str());
     }
   } else if (s.world > 0) {
     float t = static_cast<float>(s.now_s);
-    if (ImGui::SliderFloat("time", &t, static_cast<float>(s.begin_s), static_cast<float>(s.end_s),
-                           format_seconds(s.now_s).c_str()))
+    if (ImGui::SliderFloat(tr("time"), &t, static_cast<float>(s.begin_s),
+                           static_cast<float>(s.end_s), format_seconds(s.now_s).c_str()))
       commands.push(CommandKind::seek, t);
     float speed = static_cast<float>(c.speed);
-    if (ImGui::SliderFloat("replay speed", &speed, 0.05f, 5.0f, "%.2fx"))
+    if (ImGui::SliderFloat(tr("replay speed"), &speed, 0.05f, 5.0f, "%.2fx"))
       commands.push(CommandKind::set_speed, speed);
   }
   ImGui::Text("%s: %s", tr("status"), tr(c.status.c_str()));
@@ -72,7 +87,7 @@ void run_controls(const Snapshot& s, Commands& commands) {
 bool link_editor(sim::LinkSpec& link) {
   bool changed = false;
   float latency_ms = static_cast<float>(link.latency_s * 1e3);
-  if (ImGui::SliderFloat("latency", &latency_ms, 0.0f, 100.0f, "%.2f ms",
+  if (ImGui::SliderFloat(tr("latency"), &latency_ms, 0.0f, 100.0f, "%.2f ms",
                          ImGuiSliderFlags_Logarithmic)) {
     link.latency_s = latency_ms * 1e-3;
     changed = true;
@@ -82,7 +97,7 @@ bool link_editor(sim::LinkSpec& link) {
       static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), link.bandwidth_Bps) -
                        std::begin(bandwidths));
   if (bw >= 5) bw = 3;
-  if (ImGui::Combo("bandwidth", &bw,
+  if (ImGui::Combo(tr("bandwidth"), &bw,
                    "unlimited\0"
                    "10 Mbit/s\0"
                    "100 Mbit/s\0"
@@ -92,12 +107,12 @@ bool link_editor(sim::LinkSpec& link) {
     changed = true;
   }
   float jitter_ms = static_cast<float>(link.jitter_s * 1e3);
-  if (ImGui::SliderFloat("jitter", &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
+  if (ImGui::SliderFloat(tr("jitter"), &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
     link.jitter_s = jitter_ms * 1e-3;
     changed = true;
   }
   float loss = static_cast<float>(link.loss * 100);
-  if (ImGui::SliderFloat("loss", &loss, 0.0f, 10.0f, "%.1f %%")) {
+  if (ImGui::SliderFloat(tr("loss"), &loss, 0.0f, 10.0f, "%.1f %%")) {
     link.loss = loss / 100;
     changed = true;
   }
@@ -111,19 +126,19 @@ bool training_editor(sim::RunSpec& run) {
   int model = static_cast<int>(std::find_if(std::begin(models), std::end(models),
                                             [&](const char* m) { return run.model == m; }) -
                                std::begin(models));
-  if (ImGui::Combo("model", &model, models, 4) && model < 4) {
+  if (ImGui::Combo(tr("model"), &model, models, 4) && model < 4) {
     run.model = models[model];
     changed = true;
   }
-  ImGui::Text("dataset: %s", run.data.c_str());
+  ImGui::Text("%s: %s", tr("dataset"), run.data.c_str());
   changed |=
-      ImGui::SliderFloat("lr", &run.sgd.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
+      ImGui::SliderFloat(tr("lr"), &run.sgd.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
   int batch = static_cast<int>(run.batch), steps = static_cast<int>(run.steps);
-  if (ImGui::SliderInt("batch", &batch, 16, 1024)) {
+  if (ImGui::SliderInt(tr("batch"), &batch, 16, 1024)) {
     run.batch = batch;
     changed = true;
   }
-  if (ImGui::SliderInt("steps", &steps, 1, 2000)) {
+  if (ImGui::SliderInt(tr("steps"), &steps, 1, 2000)) {
     run.steps = steps;
     run.epochs = 0;
     changed = true;
@@ -131,33 +146,45 @@ bool training_editor(sim::RunSpec& run) {
   return changed;
 }
 
+// The step at which rank r crashes in the next run.
+bool crash_step_editor(sim::RunSpec& run, int r, int64_t crash) {
+  ImGui::SameLine();
+  int step = static_cast<int>(crash);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("00000").x + 2 * ImGui::GetFrameHeight());
+  if (!ImGui::InputInt(tr("at step"), &step)) return false;
+  set_crash_step(run, r, std::max(1, step));
+  return true;
+}
+
 // Faults, per rank: a straggler (3x slower) or a crash a few steps into the next run.
 bool fault_editor(sim::RunSpec& run, int64_t step_now) {
   bool changed = false;
-  ImGui::Separator();
-  ImGui::TextUnformatted("faults (next run)");
-  for (int r = 0; r < std::min(run.cluster.nodes, 16); ++r) {
+  ImGui::TextUnformatted(tr("faults"));
+  // Every rank; past eight, in a region of their own that scrolls.
+  const int ranks = run.cluster.nodes;
+  const float row_h = ImGui::GetFrameHeightWithSpacing();
+  const bool scroll = ranks > 8;
+  if (scroll) ImGui::BeginChild("faults", ImVec2(0, 8.5f * row_h), true);
+  for (int r = 0; r < ranks; ++r) {
     ImGui::PushID(r);
     const bool slow = straggler_of(run, r) != 1.0;
     const std::optional<int64_t> crash = crash_step_of(run, r);
     ImGui::Text("rank %2d", r);
     ImGui::SameLine();
-    if (ImGui::SmallButton(slow ? "straggler x3 [on]" : "straggler x3")) {
+    if (ImGui::SmallButton(tr(slow ? "straggler x3 [on]" : "straggler x3"))) {
       set_straggler(run, r, slow ? 1.0 : 3.0);
       changed = true;
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton(crash ? "crash [on]" : "crash")) {
+    if (ImGui::SmallButton(tr(crash ? "crash [on]" : "crash"))) {
       set_crash_step(run, r,
                      crash ? std::nullopt : std::optional(std::max<int64_t>(2, step_now + 10)));
       changed = true;
     }
-    if (crash) {
-      ImGui::SameLine();
-      ImGui::Text("at step %lld", static_cast<long long>(*crash));
-    }
+    if (crash) changed |= crash_step_editor(run, r, *crash);
     ImGui::PopID();
   }
+  if (scroll) ImGui::EndChild();
   return changed;
 }
 
@@ -166,27 +193,33 @@ void settings_editor(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   SimSettings& d = v.draft;
   bool changed = false;
+  ImGui::TextDisabled("%s", tr("these apply at Restart:"));
   int mode = d.mode == RunMode::train ? 0 : 1;
-  if (ImGui::Combo("mode", &mode, "training\0all_reduce demo\0")) {
+  if (ImGui::Combo(tr("mode"), &mode, "training\0all_reduce demo\0")) {
     d.mode = mode == 0 ? RunMode::train : RunMode::allreduce_demo;
     changed = true;
   }
-  changed |= ImGui::SliderInt("nodes", &d.run.cluster.nodes, 1, 32);
+  changed |= ImGui::SliderInt(tr("nodes"), &d.run.cluster.nodes, 1, 32);
   const Algorithm algorithms[] = {Algorithm::ring, Algorithm::naive, Algorithm::tree,
                                   Algorithm::halving_doubling, Algorithm::automatic};
   int alg =
       static_cast<int>(std::find(std::begin(algorithms), std::end(algorithms), d.run.allreduce) -
                        std::begin(algorithms));
-  if (ImGui::Combo("algorithm", &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
+  if (ImGui::Combo(tr("algorithm"), &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
     d.run.allreduce = algorithms[alg];
     changed = true;
   }
-  changed |= link_editor(d.run.cluster.network.link);
   changed |= training_editor(d.run);
   changed |= fault_editor(d.run, s.controls.step);
-  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
-  if (ImGui::Button("Restart with these settings", ImVec2(-1, 0)))
+  if (ImGui::Button(tr("Restart with these settings"), ImVec2(-1, 0)))
     commands.push(Command{.kind = CommandKind::restart, .settings = d});
+  ImGui::Separator();
+  ImGui::TextDisabled("%s", tr("the network applies now:"));
+  if (link_editor(d.run.cluster.network.link)) {
+    changed = true;
+    commands.push(Command{.kind = CommandKind::set_link, .settings = d});
+  }
+  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
 void view_options(const Snapshot& s, Commands& commands) {
@@ -221,10 +254,10 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   if (s.view.selected_message >= 0 &&
       s.view.selected_message < static_cast<int>(s.messages.size())) {
     const MessageView& m = s.messages[s.view.selected_message];
-    ImGui::Text("selected: %d -> %d, %s, %s", m.src, m.dst, m.op,
+    ImGui::Text("%s: %d -> %d, %s, %s", tr("selected"), m.src, m.dst, m.op,
                 format_bytes(static_cast<double>(m.bytes)).c_str());
     ImGui::SameLine();
-    if (ImGui::SmallButton("clear"))
+    if (ImGui::SmallButton(tr("clear")))
       commands.push(Command{.kind = CommandKind::select_message, .index = -1});
   }
   if (ImGui::CollapsingHeader(tr("Lessons"), s.lesson.active ? ImGuiTreeNodeFlags_None
