@@ -90,6 +90,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::start_lesson:
         start_lesson(c.index, c.flag, view_.draft.speed);
         continue;
+      case CommandKind::save_png:
+      case CommandKind::record_gif:
+        continue;  // the window's (exporter.h)
       default:
         break;
     }
