@@ -1,7 +1,8 @@
 // dsgd-gui: the window a teacher puts on the projector. Shaped like Dear ImGui's
 // example_glfw_opengl3/main.cpp: set up GLFW, OpenGL 3 and ImGui; then each frame poll
 // events, start a frame, draw the views from a snapshot, apply the commands they pushed,
-// render and swap. --headless renders a fixed number of frames (under Xvfb) and writes a PNG.
+// render and swap. --headless renders a fixed number of frames (under Xvfb) and writes a PNG;
+// --record, and the Controls' export buttons, write GIFs and PNGs of what was rendered.
 #include <GLFW/glfw3.h>
 #include <malloc.h>
 #include <backends/imgui_impl_glfw.h>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/interrupt.h"
 #include "gui/model/app.h"
 #include "gui/model/lesson_session.h"
 #include "gui/model/options.h"
@@ -165,9 +167,11 @@ int write_screenshot(const GuiOptions& options, const Snapshot& snapshot, int wi
                      int frames) {
   int exit_code = 0;
   try {
-    write_png(options.screenshot, capture_framebuffer(width, height));
-    std::printf("dsgd-gui: wrote %s (%dx%d, %d frames)\n", options.screenshot.c_str(), width,
-                height, frames);
+    if (!options.screenshot.empty()) {  // else --record alone
+      write_png(options.screenshot, capture_framebuffer(width, height));
+      std::printf("dsgd-gui: wrote %s (%dx%d, %d frames)\n", options.screenshot.c_str(), width,
+                  height, frames);
+    }
   } catch (const dsgd::Error& e) {
     std::fprintf(stderr, "dsgd-gui: error: %s\n", e.what());
     exit_code = e.exit_code();
@@ -200,14 +204,31 @@ void toggle_full_screen(GLFWwindow* window, WindowedPlace& place) {
   glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
 }
 
+// What the window exports: --record's GIF from the first frame on, and what the Controls'
+// buttons ask for. Its lines go to stdout, its errors to stderr. DataError when --record's
+// path cannot be written.
+Exporter make_exporter(const GuiOptions& options) {
+  std::optional<RecordOptions> record;
+  if (!options.record.path.empty()) record = options.record;
+  RecordOptions button = options.record;  // the same shrinking and pace, no frame count
+  button.max_frames = 0;
+  return Exporter(std::move(record), std::move(button), ".",
+                  [](const std::string& line, bool error) {
+                    std::fprintf(error ? stderr : stdout, "dsgd-gui: %s%s\n",
+                                 error ? "error: " : "", line.c_str());
+                    std::fflush(error ? stderr : stdout);
+                  });
+}
+
 // The main loop: until the window closes (or, headless, the screenshot is written).
-int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
+int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& exporter) {
   ViewState views;  // its GL images go before the context does
   ViewSettings applied = options.view_settings;
   Commands commands;
   HeadlessDriver headless{.options = options};
   WindowedPlace windowed;
-  auto last = SteadyClock::now();
+  const auto start = SteadyClock::now();
+  auto last = start;
   for (int frame = 1; !glfwWindowShouldClose(window); ++frame) {
     glfwPollEvents();
     const auto now = SteadyClock::now();
@@ -223,14 +244,18 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
     choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    const Snapshot snapshot = app.snapshot();
+    Snapshot snapshot = app.snapshot();
+    snapshot.exporting = exporter.status(views.windows);
     if (!options.headless && shortcut_commands(read_key_presses(), snapshot, commands))
       toggle_full_screen(window, windowed);
     draw_dashboard(snapshot, commands, options.view, options.headless, views);
     int width = 0, height = 0;
     render(window, snapshot, width, height);
+    exporter.after_render(commands.pending(), views.windows,
+                          std::chrono::duration<double>(now - start).count(),
+                          [&] { return capture_framebuffer(width, height); });
     app.apply(commands);  // after drawing: the next frame shows their effect
-    if (options.headless && ready && frame >= options.frames)
+    if (options.headless && ready && frame >= options.frames && !exporter.recording())
       return write_screenshot(options, snapshot, width, height, frame);
     glfwSwapBuffers(window);
     if (options.headless && !ready) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -241,12 +266,15 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dsgd::sim::raise_open_file_limit();  // simulated nodes need descriptors: every one allowed
+  dsgd::handle_interrupts("dsgd-gui");  // Ctrl+C removes an unfinished GIF's temporary file
+  dsgd::sim::raise_open_file_limit();   // simulated nodes need descriptors: every one allowed
   GuiOptions options;
   LoadedReplay loaded;
+  std::optional<Exporter> exporter;
   try {
     options = parse_gui_options(std::vector<std::string>(argv + 1, argv + argc));
     loaded = load_replay(options);
+    exporter.emplace(make_exporter(options));
   } catch (const HelpRequested& h) {
     std::fputs(h.text.c_str(), stdout);
     return 0;
@@ -262,8 +290,10 @@ int main(int argc, char** argv) {
   {
     GuiApp app;
     start_showing(app, options, std::move(loaded));
-    exit_code = run(window, options, app);
+    exit_code = run(window, options, app, *exporter);
     if (SimSession* session = app.session()) session->stop();
+    exporter->finish();  // a recording the window's closing cut short
+    if (exit_code == 0 && exporter->failed()) exit_code = dsgd::kExitUsage;
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

@@ -2,7 +2,7 @@
 // trace (with its metrics), reads the PNGs back and checks each view's region is not blank
 // (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
 // malformed trace must show an error window, not crash; a run its own simulated crash ended
-// is a successful screenshot.
+// is a successful screenshot. --record writes a GIF of a stepped all_reduce, frame by frame.
 // Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
@@ -17,6 +17,7 @@
 #include "core/data/dataset.h"
 #include "core/io/trace.h"
 #include "core/train/trainer.h"
+#include "gui/model/gif.h"
 #include "gui/model/layout.h"
 #include "gui/model/png.h"
 #include "sim/cluster.h"
@@ -40,15 +41,20 @@ std::filesystem::path out_dir() {
   return dir;
 }
 
-// Runs dsgd-gui headless; returns its exit status.
-int render(const std::string& args, const std::filesystem::path& png) {
+// Runs dsgd-gui headless, its output into `out`.log; returns its exit status.
+int run_headless(const std::string& args, const std::filesystem::path& out) {
   const std::string command = fmt::format(
-      "{} -a -s \"-screen 0 {}x{}x24\" {} --headless --width {} --height {} --screenshot {} {} "
+      "{} -a -s \"-screen 0 {}x{}x24\" {} --headless --width {} --height {} {} "
       "> {}.log 2>&1",
-      DSGD_XVFB_RUN, kWidth + 100, kHeight + 100, DSGD_GUI_BINARY, kWidth, kHeight, png.string(),
-      args, png.string());
+      DSGD_XVFB_RUN, kWidth + 100, kHeight + 100, DSGD_GUI_BINARY, kWidth, kHeight, args,
+      out.string());
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs dsgd-gui headless to write `png`; returns its exit status.
+int render(const std::string& args, const std::filesystem::path& png) {
+  return run_headless(fmt::format("--screenshot {} {}", png.string(), args), png);
 }
 
 std::string log_of(const std::filesystem::path& png) {
@@ -194,4 +200,31 @@ TEST_CASE("the lesson panel renders a lesson stepped in Chinese", "[gui][xvfb][l
   CHECK(distinct_colours(image, static_cast<int>(panel.x0) + 4,
                          static_cast<int>((panel.y0 + panel.y1) / 2),
                          static_cast<int>(panel.x1) - 4, static_cast<int>(panel.y1) - 4) >= 4);
+}
+
+TEST_CASE("a headless recording of a stepped all_reduce holds every frame", "[gui][xvfb][gif]") {
+  SKIP_WITHOUT_XVFB();
+  const auto gif = out_dir() / "stepped.gif";
+  std::filesystem::remove(gif);
+  const int status = run_headless(
+      fmt::format("--mode allreduce --nodes 4 --step-mode --step-messages 12 --frames 20 "
+                  "--record {}",
+                  gif.string()),
+      gif);
+  const std::string log = log_of(gif);
+  INFO(log);
+  REQUIRE(status == 0);
+  CHECK_THAT(log, Catch::Contains("wrote " + gif.string() + " (20 frames, 1280x720"));
+  const GifFrames read = read_gif(gif.string());
+  REQUIRE(read.frames.size() == 20);
+  CHECK(read.width == kWidth);
+  CHECK(read.height == kHeight);
+  int changed = 0;  // each stepped message moves a packet
+  for (size_t i = 1; i < read.frames.size(); ++i)
+    changed += read.frames[i].rgb != read.frames[i - 1].rgb;
+  CHECK(changed >= 10);
+  const Rect r = view_rect(View::topology, View::all, kWidth, kHeight);
+  CHECK(distinct_colours(read.frames.back(), static_cast<int>(r.x0) + 4,
+                         static_cast<int>(r.y0) + 24, static_cast<int>(r.x1) - 4,
+                         static_cast<int>(r.y1) - 4) >= 4);
 }

@@ -103,6 +103,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::set_speed:  // a restart keeps the pace the class chose
         if (!replay_) view_.draft.speed = c.value;
         break;
+      case CommandKind::save_png:
+      case CommandKind::record_gif:
+        continue;  // the window's (exporter.h)
       default:
         break;
     }

@@ -27,6 +27,9 @@ enum class CommandKind {
   select_message,  // index (-1: none)
   set_view,        // view
   start_lesson,    // index: the lesson's number; flag: in Chinese
+  // the window's own, done after rendering (exporter.h)
+  save_png,    // index: the View to cut out of the frame (View::all: the whole window)
+  record_gif,  // start recording a GIF, or stop and write it
 };
 
 struct Command {

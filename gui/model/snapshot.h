@@ -130,6 +130,14 @@ struct LessonView {
   std::vector<LessonEntry> catalog;  // every lesson (also when none is active)
 };
 
+// What the window is exporting, for the Controls' "View" section: filled in by the window
+// (exporter.h), not built from events.
+struct ExportView {
+  bool recording = false;   // a GIF is being recorded
+  std::string message;      // where the last file went or goes, or why it could not be written
+  std::vector<View> views;  // the views on screen, each of which can be saved alone
+};
+
 struct Snapshot {
   std::string title;
   std::string error;  // shown in the window (a malformed trace, a failed run)
@@ -153,6 +161,7 @@ struct Snapshot {
   ViewSettings view;
   Algorithm algorithm = Algorithm::ring;
   LessonView lesson;
+  ExportView exporting;
 
   const LinkView& link(int src, int dst) const { return links[src * world + dst]; }
 };

@@ -71,6 +71,11 @@ const std::unordered_map<std::string_view, const char*>& table() {
       {"crash [on]", "崩溃 [开]"},
       {"at step", "在第几步"},
       {"Restart with these settings", "用这些设置重新开始"},
+      // controls: export
+      {"Save PNG", "保存 PNG"},
+      {"Save PNG of one view", "保存某个视图的 PNG"},
+      {"Record GIF", "录制 GIF"},
+      {"Stop recording", "停止录制"},
       // controls: sections
       {"Lessons", "课程"},
       {"Simulation", "模拟设置"},

@@ -46,6 +46,36 @@ void play_button(const Snapshot& s, Commands& commands) {
     commands.push(play ? CommandKind::play : CommandKind::pause);
 }
 
+// Where a view's window is, in the framebuffer's pixels (a PNG of one view cuts it out).
+void remember_window(View view, ImVec2 at, ImVec2 size, ViewWindows& windows) {
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  windows.push_back({view, Rect{at.x * scale.x, at.y * scale.y, (at.x + size.x) * scale.x,
+                                (at.y + size.y) * scale.y}});
+}
+
+// For slides: a PNG of the window or of one view, and a GIF recorded until pressed again
+// (exporter.h writes them, after the frame is rendered).
+void export_buttons(const Snapshot& s, Commands& commands) {
+  const ExportView& e = s.exporting;
+  if (ImGui::Button(tr("Save PNG")))
+    commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(View::all)});
+  if (e.views.size() > 1) {  // a combo that acts on the choice, keeping none
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+    if (ImGui::BeginCombo("##png_of_view", tr("Save PNG of one view"))) {
+      for (View v : e.views)
+        if (ImGui::Selectable(to_string(v)))
+          commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(v)});
+      ImGui::EndCombo();
+    }
+  }
+  // No frame counter: it would tick in every frame of the GIF.
+  if (ImGui::Button(tr(e.recording ? "Stop recording###record" : "Record GIF###record"),
+                    ImVec2(-1, 0)))
+    commands.push(CommandKind::record_gif);
+  if (!e.message.empty()) ImGui::TextWrapped("%s", e.message.c_str());
+}
+
 void run_controls(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
   play_button(s, commands);
@@ -266,8 +296,10 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   if (ImGui::CollapsingHeader(tr("Simulation"), s.lesson.active ? ImGuiTreeNodeFlags_None
                                                                 : ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
-  if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen)) {
     view_options(s, commands);
+    export_buttons(s, commands);
+  }
 }
 
 void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& state) {
@@ -307,6 +339,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   if (state.tiled) background.w = 0;
   ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
   bool all_tiled = true;
+  state.windows.clear();
   for (View view : views) {
     if (only != View::all && only != view) continue;
     if (only == View::all && (view == View::lesson) != lesson &&
@@ -319,6 +352,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
     const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    remember_window(view, at, size, state.windows);
     // ImGui rounds a window's position and size down to whole pixels: within 2 of the
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&

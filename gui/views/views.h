@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gui/model/commands.h"
+#include "gui/model/exporter.h"
 #include "gui/model/snapshot.h"
 #include "gui/model/ui_text.h"
 #include "gui/views/disc_layer.h"
@@ -24,7 +25,8 @@ struct TopologyLayers {
 };
 struct ViewState {
   TopologyLayers topology;
-  bool tiled = false;  // every window is where draw_dashboard put it
+  bool tiled = false;   // every window is where draw_dashboard put it
+  ViewWindows windows;  // where each view's window was, for a PNG of one view
 };
 
 void draw_topology(const Snapshot& snapshot, Commands& commands, TopologyLayers& layers);
