@@ -35,6 +35,14 @@ const std::unordered_map<std::string_view, const char*>& table() {
       {"model time", "模型时间"},
       {"network time", "网络时间"},
       {"older events not kept", "更早的事件未保留"},
+      // lesson
+      {"no lessons found", "没有找到课程"},
+      {"Open lesson", "打开课程"},
+      {"Pick a lesson and open it: it runs on simulated nodes, one message at a time.",
+       "选一课并打开: 它在模拟节点上运行, 一次一条消息。"},
+      {"section", "节"},
+      {"ranks", "个秩"},
+      {"-- end of lesson --", "—— 本课结束 ——"},
       // controls: running
       {"Play", "播放"},
       {"Pause", "暂停"},
@@ -107,6 +115,13 @@ const char* tr(const char* english) {
   auto [entry, fresh] = with_id.try_emplace(text);
   if (fresh) entry->second = std::string(it->second) + std::string(text.substr(id));
   return entry->second.c_str();
+}
+
+std::string translations_text() {
+  std::string out;
+  for (const auto& [english, chinese] : table())
+    out += chinese;
+  return out;
 }
 
 std::vector<std::string_view> translated_texts() {

@@ -4,6 +4,8 @@
 
 #include <imgui.h>
 
+#include "gui/model/ui_text.h"
+
 namespace dsgd::gui {
 
 Palette palette_for(Theme theme) {
@@ -96,8 +98,8 @@ std::string default_cjk_font() {
   return "";
 }
 
-// Every Chinese character the views print (window titles, captions), some of which are
-// outside ImGui's "common" 2500.
+// Every Chinese character of the window titles (the other labels' are ui_text.h's), some
+// of which are outside ImGui's "common" 2500.
 constexpr const char* kUiChinese = "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文课程";
 
 bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
@@ -109,6 +111,7 @@ bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
     builder.AddText(kUiChinese);
+    builder.AddText(translations_text().c_str());
     builder.AddText(extra_text.c_str());
     ranges.clear();
     builder.BuildRanges(&ranges);
