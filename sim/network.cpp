@@ -143,12 +143,12 @@ std::vector<int> Network::path(int src, int dst) const {
   return {};
 }
 
-double Network::outage_end(int src, int dst, double t) const {
+double outage_end(const std::vector<Outage>& outages, int src, int dst, double t) {
   // Messages handed over during an outage leave when it ends (outages may chain).
   bool moved = true;
   while (moved) {
     moved = false;
-    for (const auto& o : config_.outages) {
+    for (const auto& o : outages) {
       if (t < o.from_s || t >= o.until_s) continue;
       for (auto [f, d] : o.links)
         if (f == src && d == dst) {
@@ -160,13 +160,17 @@ double Network::outage_end(int src, int dst, double t) const {
   return t;
 }
 
+double Network::outage_end(int src, int dst, double t) const {
+  return sim::outage_end(config_.outages, src, dst, t);
+}
+
 bool Network::down_for_good(int src, int dst, double t) const {
   return outage_end(src, dst, t) >= 1e299;
 }
 
 Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_now_s,
                                    double model_now_s) {
-  if (ideal_) return {net_now_s, model_now_s};
+  if (ideal_) return {.net_s = net_now_s, .model_s = model_now_s};
   std::lock_guard lock(mutex_);
   const LinkSpec l = link_locked(src, dst);
   LinkState& st = state_[size_t(src) * world_ + dst];
@@ -176,8 +180,9 @@ Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_
   };
   double extra = 0;
   if (l.jitter_s > 0) extra += uniform() * l.jitter_s;
+  int retransmits = 0;
   if (l.loss > 0)
-    for (int tries = 0; tries < 16 && uniform() < l.loss; ++tries)
+    for (; retransmits < 16 && uniform() < l.loss; ++retransmits)
       extra += config_.rto_s;
 
   const std::vector<int> hops = path(src, dst);
@@ -192,7 +197,7 @@ Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_
       (model ? resources_[r].busy_model_s : resources_[r].busy_net_s) = start + seconds;
     return start + seconds;
   };
-  Arrival a;
+  Arrival a{.retransmits = retransmits};
   a.net_s = std::max(transfer(net_now_s, false) + l.latency_s + extra, st.last_net_s);
   a.model_s = std::max(transfer(model_now_s, true) + l.latency_s + extra, st.last_model_s);
   st.last_net_s = a.net_s;

@@ -45,6 +45,10 @@ struct Outage {
   double until_s = 1e300;  // forever unless set
 };
 
+// When a message handed to the link src -> dst at time t leaves: t, or the end of the
+// outages that hold the link then (they may chain); 1e299 or more: never.
+double outage_end(const std::vector<Outage>& outages, int src, int dst, double t);
+
 struct NetworkConfig {
   Topology topology = Topology::mesh;
   LinkSpec link;  // every link by default
@@ -63,8 +67,9 @@ class Network {
   Network(NetworkConfig config, int world);
 
   struct Arrival {
-    double net_s;    // network-clock time the message is delivered
-    double model_s;  // model time it is delivered
+    double net_s;         // network-clock time the message is delivered
+    double model_s;       // model time it is delivered
+    int retransmits = 0;  // times it was lost and sent again (each adds the RTO)
   };
   // A message of `bytes` from src to dst handed over at net_now_s / model_now_s. Thread-safe;
   // called by the sender's thread in send order, so draws and FIFO order are deterministic.

@@ -3,6 +3,7 @@
 // (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
 // malformed trace must show an error window, not crash; a run its own simulated crash ended
 // is a successful screenshot. --record writes a GIF of a stepped all_reduce, frame by frame.
+// A partition (a recorded run's) is drawn while it holds.
 // Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
@@ -21,6 +22,7 @@
 #include "gui/model/layout.h"
 #include "gui/model/png.h"
 #include "sim/cluster.h"
+#include "sim/run_spec.h"
 #include "skip.h"
 
 using namespace dsgd;
@@ -227,4 +229,72 @@ TEST_CASE("a headless recording of a stepped all_reduce holds every frame", "[gu
   CHECK(distinct_colours(read.frames.back(), static_cast<int>(r.x0) + 4,
                          static_cast<int>(r.y0) + 24, static_cast<int>(r.x1) - 4,
                          static_cast<int>(r.y1) - 4) >= 4);
+}
+
+namespace {
+
+// Pixels of the topology view within `tolerance` of `rgb` (0xRRGGBB) in each channel.
+int pixels_near(const Image& image, uint32_t rgb, int tolerance) {
+  const Rect r = view_rect(View::topology, View::all, kWidth, kHeight);
+  int n = 0;
+  for (int y = static_cast<int>(r.y0) + 24; y < static_cast<int>(r.y1) - 4; ++y)
+    for (int x = static_cast<int>(r.x0) + 4; x < static_cast<int>(r.x1) - 4; ++x) {
+      const uint32_t p = image.pixel(x, y);
+      bool near = true;
+      for (int shift : {0, 8, 16})
+        near = near && std::abs(static_cast<int>(p >> shift & 0xFF) -
+                                static_cast<int>(rgb >> shift & 0xFF)) <= tolerance;
+      n += near;
+    }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a partition is drawn while it holds: cut links in red, the groups ringed",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  // A recorded 4-rank run whose description partitions {0,1} from {2,3} from 0.1 s to
+  // 0.3 s, with messages inside each group from 0 to 0.5 s (model time).
+  sim::RunSpec run;
+  run.cluster.nodes = 4;
+  sim::Outage partition{.from_s = 0.1, .until_s = 0.3};
+  for (int a : {0, 1})
+    for (int b : {2, 3}) {
+      partition.links.push_back({a, b});
+      partition.links.push_back({b, a});
+    }
+  run.cluster.network.outages = {partition};
+  std::vector<Event> events;
+  for (int i = 0; i <= 50; ++i) {
+    const double t = 0.01 * i;
+    const int src = i % 2 ? 2 : 0, dst = src + 1;
+    events.push_back({.kind = EventKind::send_begin,
+                      .rank = src,
+                      .peer = dst,
+                      .tag = 1,
+                      .bytes = 64,
+                      .model_s = t});
+    events.push_back({.kind = EventKind::recv_end,
+                      .rank = dst,
+                      .peer = src,
+                      .tag = 1,
+                      .bytes = 64,
+                      .model_s = t + 0.005});
+  }
+  const auto dir = out_dir();
+  const std::string trace = (dir / "partition.json").string();
+  std::ofstream(trace) << trace_json(
+      events, {.time_base = TimeBase::model, .run_json = sim::run_spec_json(run)});
+  const auto during = dir / "partition_during.png", after = dir / "partition_after.png";
+  REQUIRE(render(fmt::format("--replay {} --seek 0.4 --frames 3", trace), during) == 0);
+  REQUIRE(render(fmt::format("--replay {} --seek 0.9 --frames 3", trace), after) == 0);
+  const Image in = read_png(during.string()), out = read_png(after.string());
+  // The dark theme's cut (255, 70, 70) and the two groups' rings (0, 190, 210), (230, 80, 200).
+  for (const uint32_t colour : {0xFF4646u, 0x00BED2u, 0xE650C8u}) {
+    INFO(fmt::format("colour {:06x}: {} pixels during, {} after", colour,
+                     pixels_near(in, colour, 24), pixels_near(out, colour, 24)));
+    CHECK(pixels_near(in, colour, 24) > 100);
+    CHECK(pixels_near(out, colour, 24) < 10);
+  }
 }

@@ -14,6 +14,7 @@
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "sim/control.h"
+#include "sim/network.h"
 #include "sim/scenario.h"
 #include "wait_until.h"
 
@@ -87,6 +88,39 @@ TEST_CASE("loss makes messages late but never wrong", "[network][faults]") {
   // 40 messages sent back to back over 1 ms: without loss they all arrive by ~1 ms; with
   // 30 % loss at least one resend (5 ms) happened.
   CHECK(model_end >= 0.001 + 0.005);
+}
+
+TEST_CASE("the link model says how often it lost a message: one RTO each", "[network][faults]") {
+  sim::NetworkConfig config{.link = {.latency_s = 0.001, .loss = 0.4}, .rto_s = 0.005};
+  sim::Network network(config, 2);
+  int resent = 0;
+  for (int i = 0; i < 200; ++i) {
+    const double t = i * 1.0;  // far apart: no queueing, no FIFO hold
+    const sim::Network::Arrival a = network.schedule(0, 1, 4, t, t);
+    CHECK(a.retransmits >= 0);
+    CHECK(a.retransmits <= 16);
+    CHECK(a.model_s - t == Approx(0.001 + a.retransmits * 0.005).margin(1e-12));
+    resent += a.retransmits > 0;
+  }
+  // 40 % loss: about 80 of 200 resent at least once.
+  CHECK(resent > 40);
+  CHECK(resent < 120);
+  // No loss: never.
+  sim::Network clean({.link = {.latency_s = 0.001}}, 2);
+  CHECK(clean.schedule(0, 1, 4, 0, 0).retransmits == 0);
+}
+
+TEST_CASE("outage_end: when a message handed over during outages leaves", "[network][faults]") {
+  const std::vector<sim::Outage> outages = {
+      {.links = {{0, 1}}, .from_s = 1, .until_s = 2},
+      {.links = {{0, 1}, {1, 0}}, .from_s = 2, .until_s = 3},  // chained
+      {.links = {{2, 3}}, .from_s = 5}};                       // for good
+  CHECK(sim::outage_end(outages, 0, 1, 0.5) == 0.5);
+  CHECK(sim::outage_end(outages, 0, 1, 1.5) == 3);
+  CHECK(sim::outage_end(outages, 1, 0, 1.5) == 1.5);
+  CHECK(sim::outage_end(outages, 1, 0, 2.5) == 3);
+  CHECK(sim::outage_end(outages, 2, 3, 6) >= 1e299);
+  CHECK(sim::outage_end({}, 2, 3, 6) == 6);
 }
 
 TEST_CASE("an outage holds messages until the link comes back", "[network][faults]") {

@@ -177,6 +177,7 @@ Snapshot GuiApp::replay_snapshot() const {
   in.time_base = replay_->time_base();
   in.now_s = cursor_s_;
   in.algorithm = replay_->all_reduce_algorithm();
+  in.complete = true;  // a trace holds every receive there was
   Snapshot s = build_snapshot(replay_->events(), in);
   s.begin_s = replay_->begin_s();
   s.end_s = replay_->end_s();

@@ -49,8 +49,6 @@ constexpr Rgba rgba(int r, int g, int b, int a = 255) {
 // The colour of an operation: a message's label (collective_tags.h: "all_reduce ring",
 // "broadcast", ..., "p2p") or a phase's name ("forward_backward", "update").
 Rgba colour_for_op(const char* op);
-// A packet's radius in pixels for `bytes`: grows with log2(bytes), from 3 px to 12 px.
-float packet_radius(uint64_t bytes);
 
 // A plot axis: maps values in [lo, hi] to [0, 1], linearly or by log10 (values <= 0 clamp
 // to the smallest positive value seen).

@@ -65,11 +65,15 @@ SnapshotInputs snapshot_inputs(const sim::RunSpec& run) {
   SnapshotInputs in{.world = nodes, .time_base = TimeBase::wall, .algorithm = run.allreduce};
   in.stragglers.assign(nodes, 1.0);
   in.crash_steps.assign(nodes, 0);
+  in.crash_s.assign(nodes, 0.0);
   for (const auto& [rank, node] : run.cluster.node_overrides) {
     if (rank < 0 || rank >= nodes) continue;
     in.stragglers[rank] = node.straggler;
     in.crash_steps[rank] = node.crash_at_step.value_or(0);
+    in.crash_s[rank] = node.crash_at_s.value_or(0.0);
   }
+  in.outages = run.cluster.network.outages;
+  in.rto_s = run.cluster.network.rto_s;
   return in;
 }
 
@@ -323,6 +327,7 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
   SnapshotInputs in = snapshot_inputs(set.run);
   in.now_s = run_->control.clock().now_s();
   in.links = run_->links;
+  in.complete = run_->finished;
   if (set.mode == RunMode::allreduce_demo)
     in.demo_elements = set.demo_elements > 0 ? set.demo_elements : 2 * set.run.cluster.nodes;
   Snapshot s = run_->recorder.snapshot(in, limits_.snapshot_events, run_->finished);

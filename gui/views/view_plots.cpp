@@ -157,6 +157,27 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
   ImGui::Dummy(avail);
 }
 
+namespace {
+
+// "2 of 4 ranks hold the full sum  |  all_reduce ring: chunk colours, brightness = ranks
+// summed"; once ranks crashed "0 of 3 alive ranks hold the full sum (1 crashed)  |  ...".
+// The count first: where the caption is cut, it is what stays.
+std::string gradient_caption(const Snapshot& s) {
+  const GradientView& g = s.gradients;
+  std::string out =
+      g.alive == s.world
+          ? fmt::format(fmt::runtime(tr("{} of {} ranks hold the full sum")), g.holding_sum,
+                        s.world)
+          : fmt::format(fmt::runtime(tr("{} of {} alive ranks hold the full sum ({} crashed)")),
+                        g.holding_sum, g.alive, s.world - g.alive);
+  out += "  |  ";
+  out += g.label;
+  if (g.ring) out += std::string(": ") + tr("chunk colours, brightness = ranks summed");
+  return out;
+}
+
+}  // namespace
+
 void draw_gradients(const Snapshot& s, Commands& commands) {
   const Palette pal = palette_for(s.view.theme);
   const float scale = s.view.ui_scale;
@@ -174,17 +195,7 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
   const float x0 = top.x + label_w, x1 = top.x + avail.x - 8;
   const float width = x1 - x0;
 
-  int complete = 0;
-  for (int r = 0; r < s.world; ++r)
-    complete += std::count(g.contributions[r].begin(), g.contributions[r].end(), s.world) ==
-                static_cast<long>(g.chunks);
-  std::string caption =
-      g.ring ? fmt::format(
-                   "{}: chunk colours, brightness = ranks summed; {} of {} ranks hold "
-                   "the full sum",
-                   g.label, complete, s.world)
-             : fmt::format("{}: {} of {} ranks hold the full sum", g.label, complete, s.world);
-  dl->AddText({top.x + 4, top.y + 2}, pal.text, caption.c_str());
+  dl->AddText({top.x + 4, top.y + 2}, pal.text, gradient_caption(s).c_str());
 
   float max_value = 0;
   for (const auto& row : g.values)
@@ -194,8 +205,12 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     const float y0 = top.y + caption_h + r * row_h, y1 = y0 + row_h - 3;
     if (row_h >= 10 * scale)
       dl->AddText({top.x + 4, y0 + (row_h - 14 * scale) / 2}, pal.text,
-                  fmt::format("rank {}", r).c_str());
-    if (g.elements > 0 && r < static_cast<int>(g.values.size())) {
+                  fmt::format("{} {}", tr("rank"), r).c_str());
+    if (s.ranks[r].crashed) {  // what it held is lost with it: a grey row that says so
+      dl->AddRectFilled({x0 + 1, y0 + 2}, {x1 - 1, y1}, pal.node_crashed);
+      dl->AddText({x0 + 6, y0 + (row_h - ImGui::GetFontSize()) / 2}, rgba(255, 255, 255),
+                  tr("crashed"));
+    } else if (g.elements > 0 && r < static_cast<int>(g.values.size())) {
       // Demo: one bar per element, height = its value, colour = its chunk.
       const float bw = width / g.elements;
       for (int i = 0; i < g.elements; ++i) {
