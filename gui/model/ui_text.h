@@ -5,6 +5,7 @@
 // Not the lessons' text: lessons/ keeps its own in both languages.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,5 +23,7 @@ const char* tr(const char* english);
 
 // Every English text the table translates (for tests: each has a Chinese entry that differs).
 std::vector<std::string_view> translated_texts();
+// Every Chinese text of the table, run together: the characters the font must have.
+std::string chinese_texts();
 
 }  // namespace dsgd::gui

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -99,11 +100,12 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   }
   int lang = v.lesson_zh ? 1 : 0;
   changed |= ImGui::RadioButton("English", &lang, 0);
-  ImGui::SameLine();
+  same_line_if_fits(check_box_width("中文"));
   changed |= ImGui::RadioButton("中文", &lang, 1);
   v.lesson_zh = lang == 1;
-  ImGui::SameLine();
-  if (ImGui::Button(v.lesson_zh ? "打开课程 Open" : "Open lesson"))
+  const char* open = v.lesson_zh ? "打开课程 Open" : "Open lesson";
+  same_line_if_fits(button_width(open));  // on a line of its own when the panel is narrow
+  if (ImGui::Button(open))
     commands.push(
         Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
@@ -123,11 +125,11 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
   if (ImGui::Button(zh ? "下一条消息 Step message" : "Step message"))
     commands.push(CommandKind::step_message);
-  ImGui::SameLine();
   const bool held = c.paused || c.step_mode;
-  if (ImGui::Button(held ? (zh ? "播放 Play" : "Play") : (zh ? "暂停 Pause" : "Pause")))
-    commands.push(held ? CommandKind::play : CommandKind::pause);
-  ImGui::SameLine();
+  const char* play = held ? (zh ? "播放 Play" : "Play") : (zh ? "暂停 Pause" : "Pause");
+  same_line_if_fits(button_width(play));
+  if (ImGui::Button(play)) commands.push(held ? CommandKind::play : CommandKind::pause);
+  same_line_if_fits(ImGui::CalcTextSize(c.status.c_str()).x);
   ImGui::TextUnformatted(c.status.c_str());
   const float done =
       l.sections_total > 0 ? static_cast<float>(l.sections_shown) / l.sections_total : 0;

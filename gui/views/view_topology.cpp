@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
 #include "gui/views/disc_layer.h"
 #include "gui/views/line_layer.h"
 #include "gui/views/theme.h"
@@ -99,8 +100,9 @@ Frame frame_of(const Snapshot& s, ImVec2 top, ImVec2 avail) {
   f.origin = {top.x + margin, top.y + margin};
   f.size = {avail.x - 2 * margin, avail.y - 2 * margin - 18 * f.scale};
   f.corner = {std::floor(top.x), std::floor(top.y)};
-  f.node_r = std::clamp(std::min(f.size.x, f.size.y) * (s.world > 16 ? 0.035f : 0.07f), 7.0f,
-                        40.0f * f.scale);
+  // Never smaller than the rank's number written in it.
+  f.node_r = std::clamp(std::min(f.size.x, f.size.y) * (s.world > 16 ? 0.035f : 0.07f),
+                        0.7f * ImGui::GetFontSize(), 40.0f * f.scale);
   return f;
 }
 
@@ -211,7 +213,7 @@ void draw_rank(const Frame& f, int r) {
                   (rv.computing ? 4.0f : 1.5f) * f.scale);
   const std::string label = std::to_string(r);
   const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-  f.dl->AddText({c.x - ts.x / 2, c.y - ts.y / 2}, rgba(255, 255, 255), label.c_str());
+  f.dl->AddText({c.x - ts.x / 2, c.y - ts.y / 2}, text_colour_on(fill), label.c_str());
   std::string below = rv.step > 0 ? fmt::format("step {}", rv.step) : "";
   if (rv.straggler > 1.0)
     below += fmt::format("{}x{:.3g} slower", below.empty() ? "" : " ", rv.straggler);
