@@ -83,16 +83,46 @@ GLFWwindow* open_window(const GuiOptions& options) {
   return window;
 }
 
-// The ImGui context, style and fonts; `glyph_ranges` must outlive the font atlas.
-void setup_imgui(GLFWwindow* window, const GuiOptions& options, ImVector<ImWchar>& glyph_ranges) {
+// The font atlas, rasterised at the UI scale: crisp at any scale, and drawn at a font scale
+// of 1, which a software renderer samples for less (font_texture.h). Rebuilt when the scale
+// changes, once the mouse is up (not on every frame of a drag on the scale slider: one
+// build of the CJK atlas takes a noticeable moment); meanwhile ImGui scales the old one.
+struct Fonts {
+  std::string path, extra_text;  // the CJK font file and the lessons' own characters
+  ImVector<ImWchar> ranges;      // the atlas points into it until it is rebuilt
+  float scale = 0;               // what the atlas was rasterised for
+
+  void rasterise(float ui_scale) {
+    load_fonts(path, ui_scale, ranges, extra_text);
+    scale = ui_scale;
+    ImGui::GetIO().FontGlobalScale = 1;
+  }
+  // Before a frame: follow `ui_scale`, rebuilding the atlas's texture when it is not the
+  // first frame (before it, the backend builds it).
+  void follow(float ui_scale, bool first) {
+    if (ui_scale == scale) return;
+    if (!first && ImGui::GetIO().MouseDown[0]) {
+      ImGui::GetIO().FontGlobalScale = ui_scale / scale;
+      return;
+    }
+    rasterise(ui_scale);
+    if (first) return;
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+};
+
+// The ImGui context, style and fonts.
+void setup_imgui(GLFWwindow* window, const GuiOptions& options, Fonts& fonts) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // no imgui.ini: every start looks the same
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
   apply_theme(options.view_settings.theme, options.view_settings.ui_scale);
-  load_fonts(options.font.empty() ? default_cjk_font() : options.font,
-             options.view_settings.ui_scale, glyph_ranges, lesson_font_text());
+  fonts.path = options.font.empty() ? default_cjk_font() : options.font;
+  fonts.extra_text = lesson_font_text();
+  fonts.follow(options.view_settings.ui_scale, true);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 }
@@ -221,7 +251,8 @@ Exporter make_exporter(const GuiOptions& options) {
 }
 
 // The main loop: until the window closes (or, headless, the screenshot is written).
-int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& exporter) {
+int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& exporter,
+        Fonts& fonts) {
   ViewState views;  // its GL images go before the context does
   ViewSettings applied = options.view_settings;
   Commands commands;
@@ -237,8 +268,8 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& ex
     if (app.view().theme != applied.theme || app.view().ui_scale != applied.ui_scale) {
       applied = app.view();
       apply_theme(applied.theme, applied.ui_scale);
-      ImGui::GetIO().FontGlobalScale = applied.ui_scale / options.view_settings.ui_scale;
     }
+    fonts.follow(applied.ui_scale, false);
     const bool ready = headless.ready(app, commands);
     ImGui_ImplOpenGL3_NewFrame();
     choose_font_filter();
@@ -255,8 +286,11 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& ex
                           std::chrono::duration<double>(now - start).count(),
                           [&] { return capture_framebuffer(width, height); });
     app.apply(commands);  // after drawing: the next frame shows their effect
-    if (options.headless && ready && frame >= options.frames && !exporter.recording())
+    if (options.headless && ready && frame >= options.frames && !exporter.recording()) {
+      for (const std::string& problem : views.tiling.problems)
+        std::printf("dsgd-gui: layout: %s\n", problem.c_str());
       return write_screenshot(options, snapshot, width, height, frame);
+    }
     glfwSwapBuffers(window);
     if (options.headless && !ready) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -284,13 +318,13 @@ int main(int argc, char** argv) {
   }
   GLFWwindow* window = open_window(options);
   if (!window) return 1;
-  ImVector<ImWchar> glyph_ranges;  // the font atlas points into it until shutdown
-  setup_imgui(window, options, glyph_ranges);
+  Fonts fonts;  // the font atlas points into it until shutdown
+  setup_imgui(window, options, fonts);
   int exit_code = 0;
   {
     GuiApp app;
     start_showing(app, options, std::move(loaded));
-    exit_code = run(window, options, app, *exporter);
+    exit_code = run(window, options, app, *exporter, fonts);
     if (SimSession* session = app.session()) session->stop();
     exporter->finish();  // a recording the window's closing cut short
     if (exit_code == 0 && exporter->failed()) exit_code = dsgd::kExitUsage;

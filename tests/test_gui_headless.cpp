@@ -3,7 +3,9 @@
 // (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
 // malformed trace must show an error window, not crash; a run its own simulated crash ended
 // is a successful screenshot. --record writes a GIF of a stepped all_reduce, frame by frame.
-// A partition (a recorded run's) is drawn while it holds.
+// A partition (a recorded run's) is drawn while it holds. The dashboard fits at the sizes
+// and UI scales of a classroom (dsgd-gui prints "layout: ..." for a window under its minimum
+// or a row cut off), and resizing the window (xdotool, found at configure time) tiles it anew.
 // Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
@@ -11,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -21,6 +25,7 @@
 #include "gui/model/gif.h"
 #include "gui/model/layout.h"
 #include "gui/model/png.h"
+#include "gui/model/tiling.h"
 #include "sim/cluster.h"
 #include "sim/run_spec.h"
 #include "skip.h"
@@ -44,19 +49,21 @@ std::filesystem::path out_dir() {
 }
 
 // Runs dsgd-gui headless, its output into `out`.log; returns its exit status.
-int run_headless(const std::string& args, const std::filesystem::path& out) {
+int run_headless(const std::string& args, const std::filesystem::path& out, int width = kWidth,
+                 int height = kHeight) {
   const std::string command = fmt::format(
       "{} -a -s \"-screen 0 {}x{}x24\" {} --headless --width {} --height {} {} "
       "> {}.log 2>&1",
-      DSGD_XVFB_RUN, kWidth + 100, kHeight + 100, DSGD_GUI_BINARY, kWidth, kHeight, args,
-      out.string());
+      DSGD_XVFB_RUN, width + 100, height + 100, DSGD_GUI_BINARY, width, height, args, out.string());
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Runs dsgd-gui headless to write `png`; returns its exit status.
-int render(const std::string& args, const std::filesystem::path& png) {
-  return run_headless(fmt::format("--screenshot {} {}", png.string(), args), png);
+// Runs dsgd-gui headless (in a window of width x height) to write `png`; returns its exit
+// status.
+int render(const std::string& args, const std::filesystem::path& png, int width = kWidth,
+           int height = kHeight) {
+  return run_headless(fmt::format("--screenshot {} {}", png.string(), args), png, width, height);
 }
 
 std::string log_of(const std::filesystem::path& png) {
@@ -297,4 +304,80 @@ TEST_CASE("a partition is drawn while it holds: cut links in red, the groups rin
     CHECK(pixels_near(in, colour, 24) > 100);
     CHECK(pixels_near(out, colour, 24) < 10);
   }
+}
+
+namespace {
+
+// The lines dsgd-gui printed about what did not fit ("dsgd-gui: layout: ...").
+std::string layout_problems(const std::string& log) {
+  std::string out;
+  for (size_t at = log.find("layout:"); at != std::string::npos; at = log.find("layout:", at + 1))
+    out += log.substr(at, log.find('\n', at) - at) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the dashboard fits at 1280x720 to 1920x1080, UI scale 1 to 2, cutting no label",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  struct Case {
+    int width, height;
+    float scale;
+    const char* extra;
+  };
+  std::vector<Case> cases;
+  for (auto [w, h] : {std::pair{1280, 720}, {1600, 900}, {1920, 1080}})
+    for (float scale : {1.0f, 1.5f, 1.75f, 2.0f})
+      cases.push_back({w, h, scale, "--theme light"});
+  cases.push_back({1280, 720, 2.0f, "--theme projector --lang zh"});
+  cases.push_back({1280, 720, 2.0f, "--theme projector --lesson 4 --step-messages 4"});
+  for (const Case& c : cases) {
+    const auto png = dir / fmt::format("fit_{}x{}_{}.png", c.width, c.height, c.scale);
+    const int status =
+        render(fmt::format("--scale {} {} --nodes 4 --latency 100us --min-steps 3 --frames 4",
+                           c.scale, c.extra),
+               png, c.width, c.height);
+    const std::string log = log_of(png);
+    INFO(png.string() << " (" << c.extra << "):\n" << log);
+    REQUIRE(status == 0);
+    CHECK(layout_problems(log).empty());
+  }
+}
+
+TEST_CASE("a display too small for the dashboard says which window does not fit", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto png = out_dir() / "fit_too_small.png";
+  const int status = render("--scale 2 --frames 3", png, 640, 400);
+  const std::string log = log_of(png);
+  INFO(log);
+  REQUIRE(status == 0);
+  CHECK(layout_problems(log).find("under its minimum") != std::string::npos);
+}
+
+TEST_CASE("resizing the window tiles the views anew", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  DSGD_SKIP_UNLESS("xdotool", std::string_view(DSGD_XDOTOOL) != "",
+                   "xdotool was not found at configure time (apt-get install xdotool)");
+  const auto png = out_dir() / "resized.png";
+  // Opened at 1280x720, resized to 1600x900 by the X server while it waits for steps that
+  // never come (it renders on until --wait runs out), then the screenshot.
+  const std::string command = fmt::format(
+      "{} -a -s \"-screen 0 1920x1080x24\" sh -c '{} --headless --width 1280 --height 720 "
+      "--screenshot {} --steps 100000 --min-steps 100000 --wait 6 --frames 2 & "
+      "{} search --sync --name \"dsgd - distributed SGD\" windowsize 1600 900; wait $!' "
+      "> {}.log 2>&1",
+      DSGD_XVFB_RUN, DSGD_GUI_BINARY, png.string(), DSGD_XDOTOOL, png.string());
+  const int status = std::system(command.c_str());
+  const std::string log = log_of(png);
+  INFO(log);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const Image image = read_png(png.string());
+  CHECK(image.width == 1600);
+  CHECK(image.height == 900);
+  CHECK(layout_problems(log).empty());
+  // The timeline reaches the new bottom right corner: not blank there.
+  CHECK(distinct_colours(image, 1200, 700, 1596, 896) >= 4);
 }

@@ -18,6 +18,7 @@
 #include "gui/model/png.h"
 #include "gui/model/recording.h"
 #include "gui/model/snapshot.h"
+#include "gui/model/tiling.h"
 
 namespace dsgd::gui {
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -108,53 +107,6 @@ Rgba colour_for_op(const char* op) {
   for (const Entry& e : kColours)
     if (std::strcmp(e.op, op) == 0) return e.colour;
   return rgba(220, 220, 220);
-}
-
-double PlotScale::to_unit(double v) const {
-  if (log) {
-    const double l = std::log10(std::max(v, lo)), a = std::log10(lo), b = std::log10(hi);
-    return b > a ? (l - a) / (b - a) : 0.5;
-  }
-  return hi > lo ? (v - lo) / (hi - lo) : 0.5;
-}
-
-PlotScale fit_scale(const std::vector<double>& values, bool log) {
-  PlotScale s{.lo = std::numeric_limits<double>::infinity(),
-              .hi = -std::numeric_limits<double>::infinity(),
-              .log = log};
-  for (double v : values) {
-    if (!std::isfinite(v) || (log && v <= 0)) continue;
-    s.lo = std::min(s.lo, v);
-    s.hi = std::max(s.hi, v);
-  }
-  if (!std::isfinite(s.lo)) return {.lo = log ? 0.1 : 0, .hi = 1, .log = log};
-  if (s.hi == s.lo) {
-    s.hi = log ? s.lo * 10 : s.lo + 1;
-    if (!log) s.lo -= 1;
-  }
-  return s;
-}
-
-Rect view_rect(View view, View only, float w, float h, bool lesson) {
-  if (only != View::all) return {0, 0, w, h};
-  if (lesson && view == View::timeline) return {0.22f * w, 0.6f * h, 0.61f * w, h};
-  switch (view) {
-    case View::controls:
-      return {0, 0, 0.22f * w, h};
-    case View::topology:
-      return {0.22f * w, 0, 0.61f * w, 0.6f * h};
-    case View::convergence:
-      return {0.61f * w, 0, w, 0.34f * h};
-    case View::gradients:
-      return {0.61f * w, 0.34f * h, w, 0.6f * h};
-    case View::timeline:
-      return {0.22f * w, 0.6f * h, w, h};
-    case View::lesson:
-      return {0.61f * w, 0, w, h};
-    case View::all:
-      break;
-  }
-  return {0, 0, w, h};
 }
 
 std::string format_seconds(double s) {

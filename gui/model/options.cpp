@@ -87,7 +87,7 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
         w.view));
   o.view_settings.theme = parse_theme(w.theme);
   if (o.view_settings.theme == Theme::projector && o.view_settings.ui_scale == 1.0f)
-    o.view_settings.ui_scale = 1.75f;
+    o.view_settings.ui_scale = kProjectorScale;
   if (o.view_settings.ui_scale < 0.5f || o.view_settings.ui_scale > 4.0f)
     throw UsageError("--scale: use 0.5 to 4");
   if (o.width < 200 || o.height < 200 || o.width > 8192 || o.height > 8192)

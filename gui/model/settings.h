@@ -48,6 +48,8 @@ const char* to_string(View view);
 std::optional<View> parse_view(const std::string& text);
 
 enum class Theme { dark, light, projector };
+// The UI scale the projector theme starts at when none larger was asked for (28 px text).
+constexpr float kProjectorScale = 1.75f;
 
 struct ViewSettings {
   Layout layout = Layout::automatic;
@@ -63,6 +65,7 @@ struct ViewSettings {
   int lesson_pick = 1;          // the lesson picker's choice (a lesson number) ...
   bool lesson_zh = false;       // ... and language, applied by "open lesson"
   std::string dismissed_error;  // the error banner the user closed; another error shows again
+  int layout_resets = 0;        // "Reset layout" presses: each puts the windows back in tiles
 };
 
 }  // namespace dsgd::gui

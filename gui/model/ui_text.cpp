@@ -28,6 +28,31 @@ const std::unordered_map<std::string_view, const char*>& table() {
       // plots
       {"log scale", "对数坐标"},
       {"vs model time", "按模型时间"},
+      {"loss", "损失"},
+      {"accuracy", "准确率"},
+      {"test accuracy", "测试准确率"},
+      {"training accuracy", "训练准确率"},
+      {"earlier run", "之前的运行"},
+      {"training step", "训练步"},
+      {"model time", "模型时间"},
+      {"waiting for the first training step...", "等待第一个训练步……"},
+      {"no loss curve (replay a trace with --metrics FILE)",
+       "没有损失曲线（回放轨迹时请加 --metrics FILE）"},
+      {"{}: chunk colours, brightness = ranks summed; {} of {} ranks hold the full sum",
+       "{}：颜色为分块，亮度为已累加的秩数；{} / {} 个秩已得到完整的和"},
+      {"{}: {} of {} ranks hold the full sum", "{}：{} / {} 个秩已得到完整的和"},
+      {"No ranks yet.", "还没有秩。"},
+      {"rank {}", "秩 {}"},
+      // timeline legend
+      {"compute:", "计算："},
+      {"communication:", "通信："},
+      {"message", "消息"},
+      {"message ends", "消息端点"},
+      {"now", "当前时刻"},
+      // progress
+      {"step {} / {} ({} done)", "第 {} / {} 步（已完成 {}）"},
+      {"{} / {} steps done", "已完成 {} / {} 步"},
+      {"{} / {} rounds done", "已完成 {} / {} 轮"},
       // timeline
       {"all", "全部"},
       {"follow now", "跟随当前"},
@@ -144,6 +169,19 @@ const std::unordered_map<std::string_view, const char*>& table() {
       {"{} of {} ranks hold the full sum", "{} / {} 个秩持有完整的和"},
       {"{} of {} alive ranks hold the full sum ({} crashed)",
        "{} / {} 个存活的秩持有完整的和（{} 个已崩溃）"},
+      // layout (the View section)
+      {"layout", "节点排布"},
+      {"auto", "自动"},
+      {"ring", "环形"},
+      {"star", "星形"},
+      {"grid", "网格"},
+      {"theme", "主题"},
+      {"dark", "深色"},
+      {"light", "浅色"},
+      {"projector", "投影"},
+      {"UI scale", "界面缩放"},
+      {"Reset layout", "重置窗口布局"},
+      {"every window back in its place", "把每个窗口放回原位"},
   };
   return t;
 }

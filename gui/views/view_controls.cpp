@@ -3,13 +3,17 @@
 // dashboard that places one window per view.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <vector>
 
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/progress.h"
 #include "gui/model/shortcuts.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
+#include "gui/views/window_tiling.h"
 
 namespace dsgd::gui {
 namespace {
@@ -95,11 +99,7 @@ void run_controls(const Snapshot& s, Commands& commands) {
       commands.push(CommandKind::set_speed, std::pow(10.0, log_speed));
     if (c.total_steps > 0) {
       const float f = static_cast<float>(c.step) / static_cast<float>(c.total_steps);
-      ImGui::ProgressBar(
-          std::min(1.0f, f), ImVec2(-1, 0),
-          fmt::format("{} {} / {}", tr(c.settings.mode == RunMode::train ? "step" : "round"),
-                      c.step, c.total_steps)
-              .c_str());
+      ImGui::ProgressBar(std::min(1.0f, f), ImVec2(-1, 0), progress_label(s).c_str());
     }
   } else if (s.world > 0) {
     float t = static_cast<float>(s.now_s);
@@ -252,28 +252,46 @@ void settings_editor(const Snapshot& s, Commands& commands) {
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
+// A combo of translated choices; whether the user picked one.
+bool choice(const char* label, int& value, std::initializer_list<const char*> english) {
+  std::vector<const char*> items;
+  for (const char* e : english)
+    items.push_back(tr(e));
+  return ImGui::Combo(label, &value, items.data(), static_cast<int>(items.size()));
+}
+
+// How the window looks: the ranks' layout, theme, UI scale, language; and "Reset layout",
+// which puts every window back in its tile.
 void view_options(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   bool changed = false;
   int layout = static_cast<int>(v.layout);
-  if (ImGui::Combo("layout", &layout, "auto\0ring\0star\0grid\0")) {
+  if (choice(tr("layout"), layout, {"auto", "ring", "star", "grid"})) {
     v.layout = static_cast<Layout>(layout);
     changed = true;
   }
   int theme = static_cast<int>(v.theme);
-  if (ImGui::Combo("theme", &theme, "dark\0light\0projector\0")) {
+  if (choice(tr("theme"), theme, {"dark", "light", "projector"})) {
     v.theme = static_cast<Theme>(theme);
-    if (v.theme == Theme::projector && v.ui_scale < 1.5f) v.ui_scale = 1.75f;
+    if (v.theme == Theme::projector && v.ui_scale < 1.5f) v.ui_scale = kProjectorScale;
     changed = true;
   }
-  changed |= ImGui::SliderFloat("UI scale", &v.ui_scale, 0.75f, 2.5f, "%.2f");
+  changed |= ImGui::SliderFloat(tr("UI scale"), &v.ui_scale, 0.75f, 2.5f, "%.2f");
   changed |= ImGui::Checkbox("中文 (Chinese)", &v.chinese);
+  if (ImGui::Button(tr("Reset layout"))) {
+    ++v.layout_resets;
+    changed = true;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("every window back in its place"));
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
 }  // namespace
 
 void draw_controls(const Snapshot& s, Commands& commands) {
+  // Sliders and combos as wide as 9 letters, whatever the window's width: the column is as
+  // wide as its rows need (window_tiling.h), so a row must not grow with it.
+  ImGui::PushItemWidth(9 * ImGui::GetFontSize());
   if (!s.title.empty()) ImGui::TextWrapped("%s", s.title.c_str());
   if (!s.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.9f, 0.1f, 0.1f, 1));
@@ -300,6 +318,7 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     view_options(s, commands);
     export_buttons(s, commands);
   }
+  ImGui::PopItemWidth();
 }
 
 void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& state) {
@@ -325,10 +344,17 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
                     ViewState& state) {
   set_ui_chinese(s.view.chinese);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  const View views[] = {View::controls,  View::topology, View::convergence,
-                        View::gradients, View::timeline, View::lesson};
   const bool lesson = s.lesson.active;
+  begin_tiling(state.tiling,
+               {.width = display.x,
+                .height = display.y,
+                .font_px = ImGui::GetFontSize(),
+                .only = only,
+                .lesson = lesson,
+                .chinese = s.view.chinese,
+                .resets = s.view.layout_resets,
+                .theme = s.view.theme},
+               fixed);
   // The views draw on their windows' background, one fill per pixel: software renderers
   // (Mesa llvmpipe under Xvfb) are fill-bound. While the windows tile the display as laid
   // out (always when headless), they draw none: the frame is cleared to the same colour
@@ -340,24 +366,22 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
   bool all_tiled = true;
   state.windows.clear();
-  for (View view : views) {
-    if (only != View::all && only != view) continue;
-    if (only == View::all && (view == View::lesson) != lesson &&
-        (view == View::lesson || view == View::convergence || view == View::gradients))
-      continue;
-    const Rect r = view_rect(view, only, display.x, display.y, lesson);
-    ImGui::SetNextWindowPos({r.x0, r.y0}, cond);
-    ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, cond);
+  const std::vector<View> views = dashboard_views(only, lesson);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const View view = views[i];
+    place_window(state.tiling, view);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
     const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     remember_window(view, at, size, state.windows);
+    const Rect& r = state.tiling.rects[i];
     // ImGui rounds a window's position and size down to whole pixels: within 2 of the
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
                 std::abs(at.x + size.x - r.x1) < 2 && std::abs(at.y + size.y - r.y1) < 2;
     if (open) draw_view(view, s, commands, state);
+    measure_window(state.tiling, view);
     ImGui::End();
   }
   ImGui::PopStyleColor();

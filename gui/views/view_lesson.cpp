@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include "gui/model/rich_text.h"
+#include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -144,11 +145,12 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   }
   int lang = v.lesson_zh ? 1 : 0;
   changed |= ImGui::RadioButton("English", &lang, 0);
-  ImGui::SameLine();
+  same_line_if_fits(check_box_width("中文"));
   changed |= ImGui::RadioButton("中文", &lang, 1);
   v.lesson_zh = lang == 1;
-  ImGui::SameLine();
-  if (ImGui::Button(tr("Open lesson")))
+  const char* open = tr("Open lesson");
+  same_line_if_fits(button_width(open));  // on a line of its own when the panel is narrow
+  if (ImGui::Button(open))
     commands.push(
         Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
@@ -166,12 +168,13 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
   ImGui::Separator();
   const ControlState& c = s.controls;
   if (ImGui::Button(tr("Step message"))) commands.push(CommandKind::step_message);
-  ImGui::SameLine();
   const bool held = c.paused || c.step_mode;
-  if (ImGui::Button(tr(held ? "Play###play" : "Pause###play")))
-    commands.push(held ? CommandKind::play : CommandKind::pause);
-  ImGui::SameLine();
-  ImGui::TextUnformatted(tr(c.status.c_str()));
+  const char* play = tr(held ? "Play###play" : "Pause###play");
+  same_line_if_fits(button_width(play));
+  if (ImGui::Button(play)) commands.push(held ? CommandKind::play : CommandKind::pause);
+  const char* status = tr(c.status.c_str());
+  same_line_if_fits(ImGui::CalcTextSize(status).x);
+  ImGui::TextUnformatted(status);
   const float done =
       l.sections_total > 0 ? static_cast<float>(l.sections_shown) / l.sections_total : 0;
   ImGui::ProgressBar(done, ImVec2(-1, 0),

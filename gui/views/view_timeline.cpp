@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
 #include "gui/model/time_window.h"
+#include "gui/views/axis.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -111,7 +113,7 @@ Grid grid_of(const Snapshot& s, ImVec2 top, ImVec2 avail, double t0, double t1) 
          .span = std::max(1e-12, t1 - t0)};
   g.x0 = top.x + 58 * g.scale;
   g.x1 = top.x + avail.x - 6;
-  g.axis_h = 16 * g.scale;
+  g.axis_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   g.row_h = (avail.y - g.axis_h) / s.world;
   g.lane_h = g.row_h * 0.40f;
   return g;
@@ -133,7 +135,7 @@ void draw_rows(const Grid& g) {
   for (int r = 0; r < g.s.world; ++r) {
     const float y = g.top.y + r * g.row_h;
     g.dl->AddLine({g.top.x, y}, {g.x1, y}, g.pal.grid);
-    if (g.row_h >= 9 * g.scale)
+    if (g.row_h >= 0.75f * ImGui::GetTextLineHeight())  // no label over its neighbour
       g.dl->AddText({g.top.x + 4, y + (g.row_h - 14 * g.scale) / 2}, g.pal.text,
                     fmt::format("rank {}", r).c_str());
   }
@@ -146,7 +148,8 @@ void draw_slices(const Grid& g) {
     const float a = g.x(sl.begin_s), b = std::max(g.x(sl.end_s), a + 1.0f);
     g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.name));
     if (b - a > 60 * g.scale && g.lane_h > 12 * g.scale)
-      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2}, rgba(0, 0, 0), sl.name);
+      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2},
+                    text_colour_on(colour_for_op(sl.name)), sl.name);
   }
 }
 
@@ -195,10 +198,10 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
     const Rgba colour = selected ? g.pal.selection : colour_for_op(g.s.messages[m.index].op);
     if (!dense || selected || m.index == visible.nearest) {
       g.dl->AddLine(m.a, m.b, colour, (selected ? 3.0f : 1.0f) * g.scale);
-    } else {  // in the text colour: a tick in its op's colour would vanish into the slice
-      const float h = g.lane_h / 2;
-      g.dl->AddLine({m.a.x, m.a.y - h}, {m.a.x, m.a.y + h}, g.pal.text, g.scale);
-      g.dl->AddLine({m.b.x, m.b.y - h}, {m.b.x, m.b.y + h}, g.pal.text, g.scale);
+    } else {  // grey, at the lane's foot: a dark tick across it reads as a gap in the slice
+      const float h = g.lane_h / 2, tick = 0.4f * g.lane_h;
+      g.dl->AddLine({m.a.x, m.a.y + h - tick}, {m.a.x, m.a.y + h}, g.pal.link, g.scale);
+      g.dl->AddLine({m.b.x, m.b.y + h - tick}, {m.b.x, m.b.y + h}, g.pal.link, g.scale);
     }
   }
   if (dense) {
@@ -210,19 +213,24 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
   g.dl->Flags = flags;
 }
 
+// Nice ticks of the visible time (ticks.h), their labels as many digits apart as the
+// zoom needs, centred under their tick and kept inside the view.
+void draw_time_axis(const Grid& g, float bottom) {
+  const Axis axis = fit_axis(g.t0, g.t1, g.x1 - g.x0, true, false, TickFormat::seconds, false);
+  for (const Tick& t : axis.ticks) {
+    const float x = g.x(t.value), w = ImGui::CalcTextSize(t.label.c_str()).x;
+    g.dl->AddLine({x, bottom - 0.3f * ImGui::GetFontSize()}, {x, bottom}, g.pal.text);
+    g.dl->AddText({std::clamp(x - w / 2, g.top.x, g.x1 - w), bottom + 2}, g.pal.text,
+                  t.label.c_str());
+  }
+}
+
 void draw_cursor_and_axis(const Grid& g) {
   const float bottom = g.top.y + g.avail.y - g.axis_h;
   if (g.s.now_s >= g.t0 && g.s.now_s <= g.t1)
     g.dl->AddLine({g.x(g.s.now_s), g.top.y}, {g.x(g.s.now_s), bottom}, g.pal.cursor, 2 * g.scale);
   g.dl->PopClipRect();
-  for (int i = 0; i <= 4; ++i) {
-    const double t = g.t0 + g.span * i / 4;
-    const float x = g.x(t);
-    g.dl->AddLine({x, bottom}, {x, bottom + 4}, g.pal.dim_text);
-    const std::string label = format_seconds(t);
-    g.dl->AddText({std::min(x, g.x1 - ImGui::CalcTextSize(label.c_str()).x), bottom + 2},
-                  g.pal.dim_text, label.c_str());
-  }
+  draw_time_axis(g, bottom);
 }
 
 // The mouse over the timeline: the wheel zooms around it, a message under it shows a
@@ -268,6 +276,7 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   const std::pair<double, double> window = visible_window(s);
   ViewSettings v = s.view;
   bool changed = zoom_buttons(s, window.first, window.second, v);
+  draw_timeline_legend(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 60 || avail.y < 30 || s.world == 0) {

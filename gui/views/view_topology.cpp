@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
 #include "gui/model/packets.h"
 #include "gui/views/disc_layer.h"
 #include "gui/views/line_layer.h"
@@ -329,7 +330,7 @@ void draw_rank(const Frame& f, int r, Rgba halo) {
                   (rv.computing ? 4.0f : 1.5f) * f.scale);
   const std::string label = std::to_string(r);
   const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-  f.dl->AddText({c.x - ts.x / 2, c.y - ts.y / 2}, rgba(255, 255, 255), label.c_str());
+  f.dl->AddText({c.x - ts.x / 2, c.y - ts.y / 2}, text_colour_on(fill), label.c_str());
   std::string below = rv.step > 0 ? fmt::format(fmt::runtime(tr("step {}")), rv.step) : "";
   if (rv.straggler > 1.0)
     below +=
