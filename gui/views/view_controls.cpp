@@ -142,7 +142,7 @@ bool link_editor(sim::LinkSpec& link) {
     changed = true;
   }
   float loss = static_cast<float>(link.loss * 100);
-  if (ImGui::SliderFloat(tr("loss"), &loss, 0.0f, 10.0f, "%.1f %%")) {
+  if (ImGui::SliderFloat(tr("packet loss"), &loss, 0.0f, 10.0f, "%.1f %%")) {
     link.loss = loss / 100;
     changed = true;
   }
