@@ -442,7 +442,8 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
                                     [](const MessageView& m) { return m.arrived; });
   CHECK(s.now_s == Approx(stepped->arrive_s));
   const auto later = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-  while (std::chrono::steady_clock::now() < later) std::this_thread::yield();
+  while (std::chrono::steady_clock::now() < later)
+    std::this_thread::yield();
   CHECK(session.snapshot({}).now_s == s.now_s);
   CHECK(s.controls.step_mode);
   CHECK(s.gradients.elements == 8);
