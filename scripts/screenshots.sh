@@ -39,6 +39,6 @@ shot projector_zh --theme projector --scale 1.75 --lang zh --min-steps 60 --fram
 shot light --theme light --min-steps 60 --frames 30
 shot lesson_zh --lesson 4 --lang zh --step-messages 11 --frames 30
 "$dsgd" train --nodes 4 --steps 40 --model mlp:32 --latency 2ms --trace "$tmp/run.json" \
-  --metrics "$tmp/run.jsonl" >/dev/null
+  --metrics "$tmp/run.jsonl" >/dev/null 2>&1
 shot replay_light --replay "$tmp/run.json" --metrics "$tmp/run.jsonl" --seek 0.6 \
   --theme light --frames 30
