@@ -242,7 +242,9 @@ TEST_CASE("on the switch topology the model clock agrees with predict_switch_s",
         {CollectiveOp::all_reduce, Algorithm::ring},
         {CollectiveOp::gather, Algorithm::automatic},
         {CollectiveOp::scatter, Algorithm::automatic}};
-    for (auto [op, algorithm] : cases) {
+    for (const auto& [op_of_case, algorithm_of_case] : cases) {
+      const CollectiveOp op = op_of_case;  // a lambda cannot capture a structured binding
+      const Algorithm algorithm = algorithm_of_case;  // in C++20 as clang 14 reads it
       const Cost cost = collective_cost(op, algorithm, world, count * sizeof(float));
       std::vector<double> model(world, -1);
       sim::ClusterOptions options{.nodes = world};
