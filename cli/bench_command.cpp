@@ -20,32 +20,9 @@
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
 #include "sim/cluster.h"
+#include "sim/link_model.h"
 
 namespace dsgd::cli {
-
-uint64_t parse_size_bytes(const std::string& text, const char* flag) {
-  size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  std::string unit = text.substr(used);
-  std::transform(unit.begin(), unit.end(), unit.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  double scale = 0;
-  for (auto [names, s] : {std::pair{"|b", 1.0}, std::pair{"k|kb|kib", 1024.0},
-                          std::pair{"m|mb|mib", 1048576.0}, std::pair{"g|gb|gib", 1073741824.0}}) {
-    const std::string list = std::string("|") + names + "|";
-    if (list.find("|" + unit + "|") != std::string::npos) scale = s;
-  }
-  if (used == 0 || scale == 0 || !(value >= 0) || !std::isfinite(value))
-    throw UsageError(
-        fmt::format("{} {}: give a size in bytes, with K, M or G for KiB, MiB, GiB (e.g. 4K, 64M)",
-                    flag, text));
-  return static_cast<uint64_t>(value * scale);
-}
 
 void add_bench_command(CLI::App& app, BenchFlags& f) {
   CLI::App* bench = app.add_subcommand("bench", "Measure communication on this backend");
@@ -107,8 +84,8 @@ std::pair<bench::CollectivePlan, uint64_t> make_plan(const BenchFlags& f, const 
     throw UsageError(fmt::format("--step-factor {}: use a number above 1, e.g. 2", f.step_factor));
   if (f.root < 0 || (sim && f.root >= nodes))
     throw UsageError(fmt::format("--root {}: use a rank of the world, 0..{}", f.root, nodes - 1));
-  const uint64_t min_bytes = parse_size_bytes(f.min_bytes, "--min-bytes");
-  const uint64_t max_bytes = parse_size_bytes(f.max_bytes, "--max-bytes");
+  const uint64_t min_bytes = sim::parse_size_bytes(f.min_bytes, "--min-bytes");
+  const uint64_t max_bytes = sim::parse_size_bytes(f.max_bytes, "--max-bytes");
   if (min_bytes > max_bytes)
     throw UsageError(
         fmt::format("--min-bytes {} is above --max-bytes {}", f.min_bytes, f.max_bytes));

@@ -36,8 +36,4 @@ int run_bench(const BenchFlags& flags);
 // The cluster a bench runs on when no flag says otherwise: 4 nodes, ideal links, 60 s.
 sim::RunSpec bench_defaults();
 
-// "4K" -> 4096, "64M", "1G", "512", "4KiB", "4KB" (K, M, G are powers of 1024).
-// UsageError naming `flag` otherwise.
-uint64_t parse_size_bytes(const std::string& text, const char* flag);
-
 }  // namespace dsgd::cli

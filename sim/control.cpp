@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/comm/collective_tags.h"
 #include "core/errors.h"
 #include "sim/network.h"
 #include "sim/node.h"
@@ -11,14 +12,27 @@
 namespace dsgd::sim {
 namespace {
 
-// Sums of messages sent and received over the nodes.
+// Sums of frames sent and received over the nodes: messages and the answers to sends above
+// the eager limit (`matched`).
 std::pair<uint64_t, uint64_t> traffic(const std::vector<SimNode*>& nodes) {
   uint64_t sent = 0, received = 0;
   for (SimNode* n : nodes)
-    sent += n->messages_sent();
+    sent += n->messages_sent() + n->matches_sent();
   for (SimNode* n : nodes)
-    received += n->messages_received();
+    received += n->messages_received() + n->matches_received();
   return {sent, received};
+}
+
+// "rank 0 waits in recv from rank 1, tag 0", or in a send above the eager limit, which
+// nothing but the matching receive completes.
+std::string blocked_text(const SimNode& n, const Mailbox::Snapshot& s) {
+  const std::string peer = s.peer == kAnySource ? "any rank" : fmt::format("rank {}", s.peer);
+  if (s.waiting_recv)
+    return fmt::format("rank {} waits in recv from {}, {}", n.rank(), peer, tag_text(s.tag));
+  return fmt::format(
+      "rank {} waits in send to {}, {} ({} bytes, over the eager limit of {} bytes: it waits for "
+      "{} to post the receive)",
+      n.rank(), peer, tag_text(s.tag), s.send_count * sizeof(float), n.eager_bytes(), peer);
 }
 
 }  // namespace
@@ -84,7 +98,8 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
       bool any_running = false;
       for (SimNode* n : nodes_) {
         Mailbox::Snapshot s = n->mailbox().snapshot();
-        if (!s.done && !s.waiting) any_running = true;
+        // A match not yet told to its sender is a frame about to be in flight.
+        if ((!s.done && !s.waiting) || s.matches_pending) any_running = true;
         if (s.next &&
             (!best || std::tie(s.next->model_s, s.next->source, s.next->dest, s.next->seq) <
                           std::tie(best->model_s, best->source, best->dest, best->seq))) {
@@ -123,12 +138,12 @@ std::optional<std::string> find_deadlock(const std::vector<SimNode*>& nodes) {
   for (SimNode* n : nodes) {
     Mailbox::Snapshot s = n->mailbox().snapshot();
     if (s.done) continue;
-    if (!s.waiting || s.satisfiable || !s.waiting_recv) return std::nullopt;
+    // With nothing in flight, a send still waiting is one above the eager limit that no
+    // receive has matched.
+    if (!s.waiting || s.satisfiable || s.matches_pending) return std::nullopt;
     ++blocked;
     if (!report.empty()) report += "; ";
-    report +=
-        fmt::format("rank {} waits in recv from {}, tag {}", n->rank(),
-                    s.peer == kAnySource ? "any rank" : fmt::format("rank {}", s.peer), s.tag);
+    report += blocked_text(*n, s);
   }
   if (blocked == 0 || traffic(nodes) != before) return std::nullopt;
   return "deadlock: every running rank is blocked and no message is in flight: " + report;

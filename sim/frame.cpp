@@ -52,7 +52,7 @@ std::optional<FrameHeader> decode_header(const HeaderBytes& b, std::string* why)
     return std::nullopt;
   }
   FrameHeader h;
-  if (b[4] != uint8_t(FrameKind::hello) && b[4] != uint8_t(FrameKind::data)) {
+  if (b[4] < uint8_t(FrameKind::hello) || b[4] > uint8_t(FrameKind::matched)) {
     *why = fmt::format("unknown frame kind {}", b[4]);
     return std::nullopt;
   }
@@ -72,6 +72,10 @@ std::optional<FrameHeader> decode_header(const HeaderBytes& b, std::string* why)
   if (h.length > kMaxFrameBytes || h.length % sizeof(float) != 0) {
     *why = fmt::format("frame length {} bytes is over the {} byte limit or not whole floats",
                        h.length, kMaxFrameBytes);
+    return std::nullopt;
+  }
+  if (h.kind == FrameKind::matched && h.length != 0) {
+    *why = fmt::format("a matched frame with a payload of {} bytes", h.length);
     return std::nullopt;
   }
   if (h.source < 0 || h.tag < 0) {

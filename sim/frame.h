@@ -18,7 +18,11 @@ inline constexpr uint32_t kFrameMagic = 0x44534744;  // "DSGD" read as little-en
 inline constexpr size_t kFrameHeaderBytes = 48;
 inline constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 31;  // 2 GiB: larger is refused
 
-enum class FrameKind : uint8_t { hello = 1, data = 2 };
+// data_sync is data whose sender waits until the receiver matches it with a posted receive
+// (a send above the eager limit, MPI's rendezvous protocol); the receiver then answers with
+// a `matched` frame: no payload, seq and tag of the message matched, model_ns the model time
+// of the match (the later of the message's arrival and its receive being posted).
+enum class FrameKind : uint8_t { hello = 1, data = 2, data_sync = 3, matched = 4 };
 
 struct FrameHeader {
   FrameKind kind = FrameKind::data;

@@ -85,6 +85,22 @@ double parse_bandwidth_Bps(const std::string& text, const char* what) {
   throw fail();
 }
 
+uint64_t parse_size_bytes(const std::string& text, const char* what) {
+  double v = 0;
+  std::string unit;
+  static constexpr std::pair<const char*, double> kUnits[] = {
+      {"", 1},          {"B", 1},           {"K", 1024.0},       {"KiB", 1024.0},
+      {"M", 1048576.0}, {"MiB", 1048576.0}, {"G", 1073741824.0}, {"GiB", 1073741824.0},
+      {"KB", 1e3},      {"kB", 1e3},        {"MB", 1e6},         {"GB", 1e9}};
+  if (split_number(text, &v, &unit) && v >= 0)
+    for (const auto& [name, scale] : kUnits)
+      if (unit == name && v * scale < 0x1p63) return static_cast<uint64_t>(v * scale);
+  throw UsageError(fmt::format(
+      "{} '{}' is not a size: give bytes, with K, M or G for KiB, MiB, GiB (e.g. 65536, 64K, "
+      "64KiB), or KB, MB, GB for 10^3, 10^6, 10^9 bytes",
+      what, text));
+}
+
 std::string format_duration(double s) {
   if (s == 0) return "0";
   if (s >= 1) return fmt::format("{:g} s", s);

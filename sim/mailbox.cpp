@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,21 @@ bool Mailbox::visible_locked(const Message& m, double net_now) const {
   return mode_ == GateMode::step ? m.released : m.visible_net_s <= net_now;
 }
 
+void Mailbox::matched_locked(const OpState& op, const Message& m) {
+  if (!m.sync) return;
+  matches_.push_back({.source = m.source,
+                      .tag = m.tag,
+                      .seq = m.seq,
+                      .model_s = std::max(m.model_s, op.posted_model_s)});
+}
+
+std::vector<Mailbox::Match> Mailbox::take_matches() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(matches_, {});
+}
+
 void Mailbox::fill_locked(OpState& op, Message& m) {
+  matched_locked(op, m);
   const size_t count = m.count();
   if (m.claimed) {  // the data is in op.buffer already
     op.claimed = false;
@@ -161,9 +176,11 @@ std::exception_ptr Mailbox::lost_error_locked(const OpState& op) const {
   return nullptr;
 }
 
-std::shared_ptr<OpState> Mailbox::post_recv(std::span<float> buffer, int source, int tag) {
+std::shared_ptr<OpState> Mailbox::post_recv(std::span<float> buffer, int source, int tag,
+                                            double model_s) {
   auto op = std::make_shared<OpState>();
   op->is_recv = true;
+  op->posted_model_s = model_s;
   op->peer = source;
   op->tag = tag;
   op->buffer = buffer;
@@ -332,12 +349,15 @@ Mailbox::Snapshot Mailbox::snapshot() {
   std::lock_guard lock(mutex_);
   Snapshot s;
   s.done = done_;
+  s.matches_pending = !matches_.empty();
   if (waiting_on_ && !waiting_on_->done) {
     s.waiting = true;
     s.waiting_recv = waiting_on_->is_recv;
     s.peer = waiting_on_->peer;
     s.tag = waiting_on_->tag;
-    s.satisfiable = !waiting_on_->is_recv ||
+    s.send_count = waiting_on_->is_recv ? 0 : waiting_on_->status.count;
+    // A send waits only for a wire or, above the eager limit, for a receive elsewhere.
+    s.satisfiable = waiting_on_->is_recv &&
                     std::any_of(arrived_.begin(), arrived_.end(),
                                 [&](const Message& m) { return fits(*waiting_on_, m); });
   }

@@ -53,6 +53,7 @@ struct Message {
   double visible_net_s = 0;  // network-clock time it arrives
   double model_s = 0;        // model time it arrives
   bool released = false;     // step mode: let through by the gate
+  bool sync = false;         // its sender waits until it is matched (above the eager limit)
   // Read straight into this posted receive's buffer (Mailbox::claim); payload is empty.
   const struct OpState* claimed = nullptr;
   size_t count() const;  // floats
@@ -66,10 +67,11 @@ struct OpState {
   std::span<float> buffer;  // receive buffer
   bool done = false;
   Status status;
-  double model_s = 0;        // receive: model time the matched message arrived
-  double visible_net_s = 0;  // receive: network time the matched message became visible
-  bool blocked = false;      // the waiting thread had to sleep for it
-  bool claimed = false;      // a frame is being (or was) read straight into buffer
+  double model_s = 0;         // receive: model time the matched message arrived; send: its match
+  double visible_net_s = 0;   // receive: network time the matched message became visible
+  double posted_model_s = 0;  // receive: the receiver's model time when it was posted
+  bool blocked = false;       // the waiting thread had to sleep for it
+  bool claimed = false;       // a frame is being (or was) read straight into buffer
   std::exception_ptr error;
 };
 
@@ -92,8 +94,9 @@ class Mailbox {
  public:
   Mailbox(int rank, int world, const NetClock& clock, MailboxDriver& driver);
 
-  // Node thread. Matches a visible message at once if one fits.
-  std::shared_ptr<OpState> post_recv(std::span<float> buffer, int source, int tag);
+  // Node thread. Matches a visible message at once if one fits. model_s: the node's model
+  // time now (a message that arrived earlier is matched then).
+  std::shared_ptr<OpState> post_recv(std::span<float> buffer, int source, int tag, double model_s);
   std::shared_ptr<OpState> new_send(int dst, int tag);
   // Blocks until `op` is done or the deadline passes; returns false on timeout. While it
   // blocks, the node counts as waiting on `op` (deadlock detection, step gate).
@@ -123,6 +126,18 @@ class Mailbox {
   bool claim_valid(const OpState& op);
   void deliver_claimed(Message&& message, const std::shared_ptr<OpState>& op);
 
+  // A message whose sender waits for its match (Message::sync) met its receive: the node
+  // tells the sender (a `matched` frame, sim/frame.h). model_s: when, in model time.
+  struct Match {
+    int source = 0;
+    int tag = 0;
+    uint64_t seq = 0;
+    double model_s = 0;
+  };
+  // The node thread: the matches made since the last call, in order; any thread may make
+  // them (the step gate's release), and a pump is woken for them.
+  std::vector<Match> take_matches();
+
   // Gate and monitor (any thread).
   void set_mode(GateMode mode);
   void set_done();
@@ -133,6 +148,8 @@ class Mailbox {
     bool satisfiable = false;  // some message held here fits the awaited receive
     bool waiting_recv = false;
     int peer = kAnySource, tag = 0;
+    size_t send_count = 0;         // floats of the awaited send
+    bool matches_pending = false;  // matches not yet told to their senders
     // Earliest unreleased message (step mode), by (model time, source, seq).
     std::optional<Message> next;  // payload: up to its first 4 values
     size_t next_count = 0;        // next's full size in floats
@@ -154,6 +171,7 @@ class Mailbox {
   bool fits(const OpState& op, const Message& m) const;
   void progress_locked();  // matches visible messages to posted receives
   void fill_locked(OpState& op, Message& m);
+  void matched_locked(const OpState& op, const Message& m);  // records a sync message's match
   void complete_locked(OpState& op, std::exception_ptr error);
   // Ends op's claim. Its message, if delivered already, keeps a copy of the data (keep) or
   // is dropped with the failed receive.
@@ -180,6 +198,7 @@ class Mailbox {
   GateMode mode_ = GateMode::run;
   const OpState* waiting_on_ = nullptr;
   std::vector<Payload> spare_;  // recycled receive buffers, at most kSpareBuffers
+  std::vector<Match> matches_;  // for take_matches
   bool done_ = false;
 };
 

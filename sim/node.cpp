@@ -65,6 +65,10 @@ class SimRequest final : public RequestImpl {
  private:
   Status finish() {
     Status status = Mailbox::result(*op_);  // throws the stored error
+    // A send above the eager limit ended when it was matched; a receive that matched one
+    // tells its sender now, before this thread goes on to compute.
+    node_.model_now_s_ = std::max(node_.model_now_s_, op_->is_recv ? 0.0 : op_->model_s);
+    if (op_->is_recv) node_.send_matches();
     if (op_->is_recv && !reported_) {
       reported_ = true;
       node_.observe_arrival(*op_);
@@ -260,8 +264,9 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
   arrival.model_s = peer.last_model_s = std::max(arrival.model_s, peer.last_model_s);
   if (arrival.retransmits > 0 && events()) emit(retransmit_note(dst, tag, arrival.retransmits));
+  const bool sync = data.size_bytes() > options_.eager_bytes;
   FrameHeader header{
-      .kind = FrameKind::data,
+      .kind = sync ? FrameKind::data_sync : FrameKind::data,
       .source = rank_,
       .tag = tag,
       .seq = peer.next_seq++,
@@ -278,7 +283,11 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   }
   // Queued with the caller's buffer and written at once as far as the socket takes it; only
   // an eager send the socket did not take whole is copied.
-  peer.outbox.push_back(OutFrame{.header = encode_header(header), .data = data, .op = op});
+  // A send above the eager limit completes at its match (take_match), which comes only
+  // after the receiver has read it whole, so after it was written.
+  peer.outbox.push_back(
+      OutFrame{.header = encode_header(header), .data = data, .op = sync ? nullptr : op});
+  if (sync) peer.awaiting_match.emplace_back(header.seq, op);
   frames_queued_.fetch_add(1, std::memory_order_relaxed);
   write_peer(dst);
   if (data.size_bytes() <= options_.eager_bytes && !op->done) {
@@ -303,8 +312,25 @@ Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
           .tag = tag,
           .bytes = data.size_bytes(),
           .op = "recv"});
-  return Request(std::make_shared<SimRequest>(*this, mailbox_.post_recv(data, src, tag)),
-                 timeout());
+  auto op = mailbox_.post_recv(data, src, tag, model_now_s_);
+  send_matches();
+  return Request(std::make_shared<SimRequest>(*this, std::move(op)), timeout());
+}
+
+void SimNode::send_matches() {
+  for (const Mailbox::Match& m : mailbox_.take_matches()) {
+    Peer& peer = *peers_[m.source];
+    if (peer.lost) continue;  // its send failed with the connection
+    const FrameHeader header{.kind = FrameKind::matched,
+                             .source = rank_,
+                             .tag = m.tag,
+                             .seq = m.seq,
+                             .model_ns = saturated_ns(m.model_s)};
+    peer.outbox.push_back(OutFrame{.header = encode_header(header)});
+    frames_queued_.fetch_add(1, std::memory_order_relaxed);
+    matches_sent_.fetch_add(1, std::memory_order_release);
+    write_peer(m.source);
+  }
 }
 
 // ---------------------------------------------------------------------------------------

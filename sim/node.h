@@ -41,8 +41,12 @@
 namespace dsgd::sim {
 
 struct NodeOptions {
-  // Sends up to this size are copied and complete at once (like MPI's eager protocol);
-  // larger ones are sent from the caller's buffer and complete when written.
+  // MPI's eager limit (Open MPI's TCP transport's default, btl_tcp_eager_limit): a send up
+  // to this size is copied and completes at once; a larger one is sent from the caller's
+  // buffer and completes only once the receiver has matched it with a posted receive (the
+  // rendezvous protocol), so two ranks that both send such a message before receiving
+  // deadlock, as under Open MPI. Model time: the send ends at the match (the handshake's
+  // own latency is not counted). Messages a node sends itself are always eager.
   size_t eager_bytes = 64 * 1024;
   double gflops = 20.0;                  // model time of compute: flops / (gflops * 1e9)
   double straggler = 1.0;                // compute slowed by this factor (wall and model time)
@@ -121,6 +125,10 @@ class SimNode final : public Communicator, private MailboxDriver {
   // equal sums over a cluster mean nothing is in flight.
   uint64_t messages_sent() const { return sent_.load(std::memory_order_acquire); }
   uint64_t messages_received() const { return received_.load(std::memory_order_acquire); }
+  // The same for the `matched` answers to sends above the eager limit (frame.h).
+  uint64_t matches_sent() const { return matches_sent_.load(std::memory_order_acquire); }
+  uint64_t matches_received() const { return matches_received_.load(std::memory_order_acquire); }
+  size_t eager_bytes() const { return options_.eager_bytes; }
   // Rank thread: writes until every queued frame is in the kernel (or the deadline).
   void flush(Clock::time_point deadline);
   // Any thread: fails every pending and future operation with `reason` and shuts every
@@ -168,6 +176,8 @@ class SimNode final : public Communicator, private MailboxDriver {
     int link_count = 0;
     bool lost = false;
     std::deque<OutFrame> outbox;  // written in order; the front may be partly written
+    // Sends above the eager limit waiting for the peer's `matched` frame: (seq, op).
+    std::deque<std::pair<uint64_t, std::shared_ptr<OpState>>> awaiting_match;
     uint64_t next_seq = 0;
     // Arrival times of the last message to this peer: later messages never arrive earlier
     // (FIFO per link, as over TCP), whatever the lag correction or jitter say.
@@ -198,6 +208,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   uint8_t* body_at(Link& link);  // where the next payload byte of link's frame goes
   void bad_frame(int src, const std::string& why);
   void drop_peer(int peer, const std::string& reason);
+  // Rendezvous (node_io.cpp): tells senders their messages were matched; a peer's answer.
+  void send_matches();
+  bool take_match(int src, const FrameHeader& header);  // false once the peer is dropped
   void check_crash_time();
   void observe_arrival(const OpState& op);
 
@@ -232,6 +245,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   std::atomic<int> frames_queued_{0};            // in outboxes, not yet wholly written
   std::atomic<bool> closing_{false};
   std::atomic<uint64_t> sent_{0}, received_{0};
+  std::atomic<uint64_t> matches_sent_{0}, matches_received_{0};
   // Every connection's descriptor: abort() shuts them down from any thread, close() closes
   // them. The rank thread adds to it as it connects.
   std::mutex fds_mutex_;

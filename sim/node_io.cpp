@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -58,7 +59,9 @@ void SimNode::pump(Clock::time_point until) {
       drop_peer(p, "the run was aborted");
   }
   take_incoming();
+  send_matches();  // made by another thread (the step gate) since the last pump
   poll_links(until);
+  send_matches();  // made by the frames just read
 }
 
 // One poll over the wake-up eventfd and every link of every peer not lost, then what it
@@ -215,12 +218,16 @@ bool SimNode::consume(int src, Link& l, const uint8_t* bytes, size_t n) {
       l.in_header_bytes = 0;
       std::string why;
       auto header = decode_header(l.in_header, &why);
-      if (header && header->kind != FrameKind::data) why = "a hello after the handshake";
+      if (header && header->kind == FrameKind::hello) why = "a hello after the handshake";
       if (header && header->source != src)
         why = fmt::format("frame claims to come from rank {}", header->source);
       if (!why.empty()) {
         bad_frame(src, why);
         return false;
+      }
+      if (header->kind == FrameKind::matched) {
+        if (!take_match(src, *header)) return false;
+        continue;
       }
       l.in_frame = *header;
       const size_t count = l.in_frame.length / sizeof(float);
@@ -287,12 +294,31 @@ bool SimNode::payload_done(int src, Link& l) {
                   .seq = l.in_frame.seq,
                   .payload = std::move(l.in_payload),
                   .visible_net_s = visible_s,
-                  .model_s = l.in_frame.model_ns * 1e-9};
+                  .model_s = l.in_frame.model_ns * 1e-9,
+                  .sync = l.in_frame.kind == FrameKind::data_sync};
   l.in_payload = {};
   if (l.in_target)
     mailbox_.deliver_claimed(std::move(message), std::exchange(l.in_target, nullptr));
   else
     mailbox_.deliver(std::move(message));
+  return true;
+}
+
+// The peer matched our message `header.seq`, sent above the eager limit: its send is done.
+bool SimNode::take_match(int src, const FrameHeader& header) {
+  auto& waiting = peers_[src]->awaiting_match;
+  auto it = std::find_if(waiting.begin(), waiting.end(),
+                         [&](const auto& w) { return w.first == header.seq; });
+  if (it == waiting.end()) {
+    bad_frame(src, fmt::format("it matched message {} (tag {}), which no send of ours awaits",
+                               header.seq, header.tag));
+    return false;
+  }
+  std::shared_ptr<OpState> op = std::move(it->second);
+  waiting.erase(it);
+  matches_received_.fetch_add(1, std::memory_order_release);
+  op->model_s = header.model_ns * 1e-9;  // read by this thread only, once it is done
+  mailbox_.complete(op);
   return true;
 }
 
@@ -324,15 +350,18 @@ void SimNode::drop_peer(int peer_rank, const std::string& reason) {
     link.in_payload = {};
     link.in_target.reset();
   }
+  const auto lost = [&] {
+    return std::make_exception_ptr(
+        CommError(fmt::format("rank {}: lost rank {}: {}", rank_, peer_rank, reason), peer_rank));
+  };
   while (!peer.outbox.empty()) {
     std::shared_ptr<OpState> op = std::move(peer.outbox.front().op);
     peer.outbox.pop_front();
     frames_queued_.fetch_sub(1, std::memory_order_relaxed);
-    if (op)
-      mailbox_.complete(
-          op, std::make_exception_ptr(CommError(
-                  fmt::format("rank {}: lost rank {}: {}", rank_, peer_rank, reason), peer_rank)));
+    if (op) mailbox_.complete(op, lost());
   }
+  for (auto& [seq, op] : std::exchange(peer.awaiting_match, {}))
+    mailbox_.complete(op, lost());
   if (closing_.load()) return;
   mailbox_.peer_lost(peer_rank, reason);
 }

@@ -98,6 +98,10 @@ void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--timeout", f.timeout,
                fmt::format("Deadline of every blocking call (default {:g}s)",
                            d.cluster.timeout.count() / 1e3));
+  t.add_option("--eager-limit", f.eager_limit,
+               fmt::format("Largest send that completes without its receive, as MPI's eager "
+                           "protocol, e.g. 4K (default {} bytes, as Open MPI over TCP)",
+                           d.cluster.node.eager_bytes));
 }
 
 void add_output_flags(CLI::App& t, RunFlags& f) {
@@ -219,10 +223,11 @@ void check_checkpoint_flags(const CheckpointSpec& c) {
 // fault flags mean nothing there. --nodes and --timeout stay.
 void check_mpi_flags(const RunFlags& f) {
   const std::pair<const char*, bool> sim_only[] = {
-      {"--scenario", !f.scenario.empty()},    {"--topology", !f.topology.empty()},
-      {"--latency", !f.latency.empty()},      {"--bandwidth", !f.bandwidth.empty()},
-      {"--jitter", !f.jitter.empty()},        {"--loss", !f.loss.empty()},
-      {"--straggler", !f.stragglers.empty()}, {"--crash", !f.crashes.empty()},
+      {"--scenario", !f.scenario.empty()},       {"--topology", !f.topology.empty()},
+      {"--latency", !f.latency.empty()},         {"--bandwidth", !f.bandwidth.empty()},
+      {"--jitter", !f.jitter.empty()},           {"--loss", !f.loss.empty()},
+      {"--straggler", !f.stragglers.empty()},    {"--crash", !f.crashes.empty()},
+      {"--eager-limit", !f.eager_limit.empty()},
   };
   for (const auto& [flag, given] : sim_only)
     if (given)
@@ -301,6 +306,12 @@ ClusterOptions build_cluster(const RunFlags& f, const ClusterOptions& defaults, 
   for (const auto& text : f.crashes)
     add_crash(c, text);
   apply_link_flags(f, c.network);
+  if (!f.eager_limit.empty()) {
+    const uint64_t bytes = parse_size_bytes(f.eager_limit, "--eager-limit");
+    c.node.eager_bytes = bytes;
+    for (auto& [rank, node] : c.node_overrides)
+      node.eager_bytes = bytes;
+  }
   if (f.nodes != -1) c.nodes = f.nodes;
   if (c.nodes < 1 || c.nodes > kMaxNodes)
     throw UsageError(fmt::format("--nodes {}: use 1 to {} simulated nodes", c.nodes, kMaxNodes));

@@ -34,7 +34,7 @@ struct RunFlags {
   // [cluster]
   int nodes = -1;  // -1: not given
   std::string scenario;
-  std::string topology, latency, bandwidth, jitter, loss, timeout;
+  std::string topology, latency, bandwidth, jitter, loss, timeout, eager_limit;
   std::vector<std::string> stragglers, crashes;
   // [outputs]
   std::string save, metrics, trace;
@@ -43,7 +43,7 @@ struct RunFlags {
 
 enum FlagGroup : unsigned {
   kTrainingFlags = 1,  // --model --data --batch --lr ... --allreduce --device
-  kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --crash --timeout
+  kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --timeout --eager-limit
   kOutputFlags = 4,    // --save --metrics --trace
   kCheckpointFlags = 8,
   kBackendFlag = 16,  // --backend sim|mpi

@@ -241,6 +241,8 @@ std::vector<Row> flag_rows() {
       {"--jitter -1ms", train("--jitter -1ms"), {"--jitter", "negative"}},
       {"--jitter 1kg", train("--jitter 1kg"), {"--jitter '1kg'", "unit"}},
       {"--loss 2", train("--loss 2"), {"--loss '2'", "0 to 0.5"}},
+      {"--eager-limit 4x", train("--eager-limit 4x"), {"--eager-limit '4x'", "K, M or G"}},
+      {"--eager-limit -1", train("--eager-limit -1"), {"--eager-limit '-1'", "not a size"}},
       {"--loss nan", train("--loss nan"), {"--loss 'nan'", "0 to 0.5"}},
       {"--straggler 2", train("--straggler 2"), {"--straggler '2'", "RANK:FACTOR"}},
       {"--straggler 1:0.5", train("--straggler 1:0.5"), {"--straggler '1:0.5'", "1 to 1000"}},

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/bench_command.h"
+#include "sim/link_model.h"
 #include "cli_runner.h"
 #include "core/errors.h"
 
@@ -167,15 +168,17 @@ TEST_CASE("bench collective refuses bad flags with exit code 2 and one line", "[
   }
 }
 
-TEST_CASE("sizes are bytes with K, M, G as powers of 1024", "[bench]") {
-  using dsgd::cli::parse_size_bytes;
+TEST_CASE("sizes are bytes with K, M, G as powers of 1024 and KB, MB, GB of 1000", "[bench]") {
+  using dsgd::sim::parse_size_bytes;
   CHECK(parse_size_bytes("512", "--x") == 512);
   CHECK(parse_size_bytes("4K", "--x") == 4096);
   CHECK(parse_size_bytes("4KiB", "--x") == 4096);
-  CHECK(parse_size_bytes("1.5k", "--x") == 1536);
+  CHECK(parse_size_bytes("1.5K", "--x") == 1536);
+  CHECK(parse_size_bytes("64KB", "--x") == 64000);
+  CHECK(parse_size_bytes("2MB", "--x") == 2000000);
   CHECK(parse_size_bytes("64M", "--x") == 64ull << 20);
   CHECK(parse_size_bytes("1G", "--x") == 1ull << 30);
   CHECK(parse_size_bytes("0", "--x") == 0);
-  for (const char* bad : {"", "K", "4X", "-1", "4 K", "nan"})
+  for (const char* bad : {"", "K", "4X", "-1", "4k", "nan", "1e30G"})
     CHECK_THROWS_AS(parse_size_bytes(bad, "--x"), dsgd::UsageError);
 }

@@ -20,10 +20,41 @@ void receive_first(Communicator& comm) {
   comm.send(mine, other);
 }
 
+// Both ranks send first, then receive: fine while a send is copied (up to the eager limit),
+// a deadlock above it, where a send waits for its receive.
+void send_first(Communicator& comm, size_t count) {
+  std::vector<float> mine(count, static_cast<float>(comm.rank() + 1)), theirs(count);
+  const int other = 1 - comm.rank();
+  comm.send(mine, other);
+  comm.recv(theirs, other);
+}
+
 // Rank 0 waits for a message that rank 1 never sends.
 void never_sent(Communicator& comm) {
   std::vector<float> buffer(1);
   if (comm.rank() == 0) comm.recv(buffer, 1);
+}
+
+// Runs send_first on a 2-node cluster of its own with Open MPI's eager limit over TCP
+// (64 KiB, dsgd's default), whatever the lesson's --eager-limit, and says how it ended.
+void run_send_first(LessonContext& ctx, size_t count) {
+  using namespace std::chrono_literals;
+  sim::ClusterOptions two;
+  two.nodes = 2;
+  two.timeout = 10s;
+  const size_t bytes = count * sizeof(float);
+  try {
+    sim::run_cluster(two, [count](Communicator& c) { send_first(c, count); });
+    ctx.say_tr(
+        "{} floats each way ({} bytes): both sends returned at once (each message was "
+        "copied), and both receives completed",
+        "每个方向 {} 个浮点数（{} 字节）：两个 send 都立即返回（消息各被复制了一份），"
+        "两个 recv 都完成了",
+        count, bytes);
+  } catch (const DeadlockError& e) {
+    ctx.say_tr("{} floats each way ({} bytes): DeadlockError: {}",
+               "每个方向 {} 个浮点数（{} 字节）：DeadlockError：{}", count, bytes, e.what());
+  }
 }
 
 }  // namespace
@@ -60,6 +91,11 @@ void lesson_03(LessonContext& ctx) {
   } else {
     ctx.print("{}", ctx.tr("no partner (odd number of ranks)", "没有搭档（秩数为奇数）"));
   }
+
+  ctx.section("send-first");
+  if (rank == 0)
+    for (const size_t count : {size_t(2), size_t(100'000)})
+      run_send_first(ctx, count);
 
   ctx.section("overlap");
   // Post both operations first, work while the messages travel, then wait for both.
