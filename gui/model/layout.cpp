@@ -147,8 +147,10 @@ PlotScale fit_scale(const std::vector<double>& values, bool log) {
   return s;
 }
 
-Rect view_rect(View view, View only, float w, float h, bool lesson) {
+Rect view_rect(View view, View only, float w, float h, bool lesson, bool demo) {
   if (only != View::all) return {0, 0, w, h};
+  if (view == View::messages || view == View::time) view = View::timeline;  // its tabs
+  if (demo && !lesson && view == View::gradients) return {0.61f * w, 0, w, 0.6f * h};
   if (lesson && view == View::timeline) return {0.22f * w, 0.6f * h, 0.61f * w, h};
   switch (view) {
     case View::controls:
@@ -163,6 +165,8 @@ Rect view_rect(View view, View only, float w, float h, bool lesson) {
       return {0.22f * w, 0.6f * h, w, h};
     case View::lesson:
       return {0.61f * w, 0, w, h};
+    case View::messages:  // mapped to the timeline above
+    case View::time:
     case View::all:
       break;
   }

@@ -64,11 +64,14 @@ PlotScale fit_scale(const std::vector<double>& values, bool log);
 // Where draw_dashboard puts a view's window in a display of `width` x `height` pixels (the
 // whole display when showing only one view); the screenshot tests check these rectangles.
 // With a lesson open the lesson panel takes the right-hand column (convergence and gradients
-// make way) and the timeline the rest of the bottom.
+// make way) and the timeline the rest of the bottom. The message log and where the time goes
+// are tabs of the timeline's window. In the all_reduce demo (`demo`), which has no loss
+// curve, the gradient view takes the convergence view's place as well.
 struct Rect {
   float x0, y0, x1, y1;
 };
-Rect view_rect(View view, View only, float width, float height, bool lesson = false);
+Rect view_rect(View view, View only, float width, float height, bool lesson = false,
+               bool demo = false);
 
 // "1.5 ms", "3 us", "2.00 s".
 std::string format_seconds(double s);

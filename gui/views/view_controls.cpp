@@ -218,6 +218,8 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     ImGui::PopStyleColor();
   }
   run_controls(s, commands);
+  speed_presets(s, commands);
+  bookmark_list(s, commands);
   if (s.view.selected_message >= 0 &&
       s.view.selected_message < static_cast<int>(s.messages.size())) {
     const MessageView& m = s.messages[s.view.selected_message];
@@ -251,6 +253,10 @@ void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& stat
       return draw_timeline(s, commands);
     case View::lesson:
       return draw_lesson(s, commands);
+    case View::messages:
+      return draw_messages(s, commands, state.messages);
+    case View::time:
+      return draw_time_breakdown(s, commands);
     case View::all:
       return;
   }
@@ -261,9 +267,10 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   set_ui_chinese(s.view.chinese);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  const View views[] = {View::controls,  View::topology, View::convergence,
-                        View::gradients, View::timeline, View::lesson};
+  const View views[] = {View::controls, View::topology, View::convergence, View::gradients,
+                        View::timeline, View::lesson,   View::messages,    View::time};
   const bool lesson = s.lesson.active;
+  const bool demo = s.controls.live && s.controls.settings.mode == RunMode::allreduce_demo;
   // The views draw on their windows' background, one fill per pixel: software renderers
   // (Mesa llvmpipe under Xvfb) are fill-bound. While the windows tile the display as laid
   // out (always when headless), they draw none: the frame is cleared to the same colour
@@ -279,18 +286,25 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     if (only == View::all && (view == View::lesson) != lesson &&
         (view == View::lesson || view == View::convergence || view == View::gradients))
       continue;
-    const Rect r = view_rect(view, only, display.x, display.y, lesson);
+    if (only == View::all && demo && !lesson && view == View::convergence) continue;
+    if (only == View::all && (view == View::messages || view == View::time)) continue;  // tabs
+    const Rect r = view_rect(view, only, display.x, display.y, lesson, demo);
     ImGui::SetNextWindowPos({r.x0, r.y0}, cond);
     ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, cond);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
-    const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
+    const bool tabs = only == View::all && view == View::timeline;
+    const std::string title = tabs ? bottom_window_title(s) : view_title(view, s.view.chinese);
+    const bool open = ImGui::Begin(title.c_str(), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     // ImGui rounds a window's position and size down to whole pixels: within 2 of the
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
                 std::abs(at.x + size.x - r.x1) < 2 && std::abs(at.y + size.y - r.y1) < 2;
-    if (open) draw_view(view, s, commands, state);
+    if (open && tabs)
+      draw_bottom_tabs(s, commands, state);
+    else if (open)
+      draw_view(view, s, commands, state);
     ImGui::End();
   }
   ImGui::PopStyleColor();

@@ -4,11 +4,13 @@
 // algorithms, whose buffer is shown whole). Plots are drawn with the draw list:
 // ImPlot is not in Debian.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/replay_marks.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -120,6 +122,23 @@ void draw_curve(const Plot& p, size_t ci) {
   }
 }
 
+// Replay: the time cursor on the current curve, at the last step finished by then, with its
+// loss (replay_marks.h).
+void draw_replay_cursor(const Plot& p) {
+  if (p.s.controls.live || p.s.curves.empty()) return;
+  const Curve& c = p.s.curves.back();
+  const std::optional<size_t> at = curve_point_at(c, step_at_cursor(p.s));
+  if (!at) return;
+  const CurvePoint& point = c.points[*at];
+  const float x = p.x(p.x_of(point)), y = p.y(point.loss);
+  p.dl->AddLine({x, p.p0.y}, {x, p.p1.y}, p.pal.cursor, 2 * p.scale);
+  p.dl->AddCircleFilled({x, y}, 5 * p.scale, p.pal.cursor);
+  const std::string label =
+      fmt::format("{} {}: {} {:.3f}", tr("step"), point.step, tr("loss"), point.loss);
+  const float w = ImGui::CalcTextSize(label.c_str()).x;
+  p.dl->AddText({x + 6 + w < p.p1.x ? x + 6 : x - 6 - w, p.p0.y + 2}, p.pal.cursor, label.c_str());
+}
+
 }  // namespace
 
 void draw_convergence(const Snapshot& s, Commands& commands) {
@@ -154,72 +173,115 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
   draw_grid(p);
   for (size_t ci = 0; ci < s.curves.size(); ++ci)
     draw_curve(p, ci);
+  draw_replay_cursor(p);
   ImGui::Dummy(avail);
 }
 
-void draw_gradients(const Snapshot& s, Commands& commands) {
-  const Palette pal = palette_for(s.view.theme);
-  const float scale = s.view.ui_scale;
-  const GradientView& g = s.gradients;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 top = ImGui::GetCursorScreenPos();
-  if (avail.x < 40 || avail.y < 40 || s.world == 0) {
-    ImGui::TextUnformatted("No ranks yet.");
-    return;
-  }
-  const float caption_h = 20 * scale;
-  const float label_w = 60 * scale;
-  const float row_h = (avail.y - caption_h) / s.world;
-  const float x0 = top.x + label_w, x1 = top.x + avail.x - 8;
-  const float width = x1 - x0;
+namespace {
 
+// Training: how many ranks hold the full sum, and why a sum is the average.
+void training_caption(const Snapshot& s) {
+  const GradientView& g = s.gradients;
   int complete = 0;
   for (int r = 0; r < s.world; ++r)
     complete += std::count(g.contributions[r].begin(), g.contributions[r].end(), s.world) ==
                 static_cast<long>(g.chunks);
-  std::string caption =
+  const std::string caption =
       g.ring ? fmt::format(
                    "{}: chunk colours, brightness = ranks summed; {} of {} ranks hold "
                    "the full sum",
                    g.label, complete, s.world)
              : fmt::format("{}: {} of {} ranks hold the full sum", g.label, complete, s.world);
-  dl->AddText({top.x + 4, top.y + 2}, pal.text, caption.c_str());
+  ImGui::TextUnformatted(caption.c_str());
+  ImGui::TextDisabled("%s", tr("each rank scales its gradient by 1/B first: the sum is the mean"));
+}
 
+// Where the rows go: a label column, then the bars from x0 to x1.
+struct Rows {
+  ImDrawList* dl;
+  Palette pal;
+  float scale;
+  ImVec2 top;
+  float row_h, x0, x1;
+};
+
+// Demo: one bar per element, height = its value, colour = its chunk (brighter as more ranks
+// are summed in).
+void demo_row(const Snapshot& s, const Rows& w, int r, float y0, float y1,
+              const std::vector<std::vector<float>>& values, float max_value) {
+  const GradientView& g = s.gradients;
+  const float bw = (w.x1 - w.x0) / g.elements;
+  const bool now = s.view.demo_values == DemoValues::now;
+  // The numbers, at 0.8 of the font, in a band the tallest bar leaves free above it.
+  const float number_size = ImGui::GetFontSize() * 0.8f;
+  const std::string widest = fmt::format("{:g}", max_value);
+  const float number_w = ImGui::GetFont()->CalcTextSizeA(number_size, FLT_MAX, 0, widest.c_str()).x;
+  const bool numbers = bw > number_w + 4 && y1 - y0 > 1.6f * number_size;
+  const float bar_room = y1 - y0 - 2 - (numbers ? number_size : 0);
+  for (int i = 0; i < g.elements; ++i) {
+    const int c = g.element_chunk[i];
+    const float k = now ? static_cast<float>(g.contributions[r][c]) / s.world : 1.0f;
+    const float hgt = max_value > 0 ? bar_room * std::abs(values[r][i]) / max_value : 0;
+    const float a = w.x0 + i * bw + 1, b = w.x0 + (i + 1) * bw - 1;
+    w.dl->AddRectFilled({a, y1 - hgt}, {b, y1}, chunk_colour(c, g.chunks, k));
+    if (numbers)
+      w.dl->AddText(ImGui::GetFont(), number_size, {a + 2, y1 - hgt - number_size}, w.pal.text,
+                    fmt::format("{:g}", values[r][i]).c_str());
+  }
+}
+
+// Training: a heat strip of chunks; brighter = more ranks summed in.
+void training_row(const Snapshot& s, const Rows& w, int r, float y0, float y1) {
+  const GradientView& g = s.gradients;
+  const float cw = (w.x1 - w.x0) / std::max(1, g.chunks);
+  for (int c = 0; c < g.chunks; ++c) {
+    const float k = static_cast<float>(g.contributions[r][c]) / s.world;
+    w.dl->AddRectFilled({w.x0 + c * cw + 1, y0 + 2}, {w.x0 + (c + 1) * cw - 1, y1},
+                        chunk_colour(c, g.chunks, k));
+    if (cw > 30 * w.scale && w.row_h > 18 * w.scale)
+      w.dl->AddText({w.x0 + c * cw + 4, y0 + 3}, rgba(255, 255, 255),
+                    fmt::format("{}/{}", g.contributions[r][c], s.world).c_str());
+  }
+}
+
+}  // namespace
+
+void draw_gradients(const Snapshot& s, Commands& commands) {
+  const GradientView& g = s.gradients;
+  if (s.world == 0) {
+    ImGui::TextUnformatted("No ranks yet.");
+    return;
+  }
+  const bool demo = g.elements > 0 && static_cast<int>(g.values.size()) == s.world;
+  std::vector<std::vector<float>> values;
+  if (demo)
+    values = demo_header(s, commands);
+  else
+    training_caption(s);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (avail.x < 40 || avail.y < 20) return;
+  const float scale = s.view.ui_scale;
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  const Rows w{.dl = ImGui::GetWindowDrawList(),
+               .pal = palette_for(s.view.theme),
+               .scale = scale,
+               .top = top,
+               .row_h = avail.y / s.world,
+               .x0 = top.x + 60 * scale,
+               .x1 = top.x + avail.x - 8};
   float max_value = 0;
-  for (const auto& row : g.values)
-    for (float v : row)
-      max_value = std::max(max_value, std::abs(v));
+  for (int r = 0; demo && r < s.world; ++r)
+    for (int i = 0; i < g.elements; ++i)
+      max_value = std::max(max_value, std::abs(values[r][i]));
   for (int r = 0; r < s.world; ++r) {
-    const float y0 = top.y + caption_h + r * row_h, y1 = y0 + row_h - 3;
-    if (row_h >= 10 * scale)
-      dl->AddText({top.x + 4, y0 + (row_h - 14 * scale) / 2}, pal.text,
-                  fmt::format("rank {}", r).c_str());
-    if (g.elements > 0 && r < static_cast<int>(g.values.size())) {
-      // Demo: one bar per element, height = its value, colour = its chunk.
-      const float bw = width / g.elements;
-      for (int i = 0; i < g.elements; ++i) {
-        const int c = g.element_chunk[i];
-        const float k = static_cast<float>(g.contributions[r][c]) / s.world;
-        const float hgt = max_value > 0 ? (y1 - y0 - 2) * std::abs(g.values[r][i]) / max_value : 0;
-        dl->AddRectFilled({x0 + i * bw + 1, y1 - hgt}, {x0 + (i + 1) * bw - 1, y1},
-                          chunk_colour(c, g.chunks, k));
-        if (bw > 22 * scale && row_h > 30 * scale)
-          dl->AddText({x0 + i * bw + 3, y1 - hgt - 14 * scale}, pal.text,
-                      fmt::format("{:.0f}", g.values[r][i]).c_str());
-      }
-    } else {
-      // Training: a heat strip of chunks; brighter = more ranks summed in.
-      const float cw = width / std::max(1, g.chunks);
-      for (int c = 0; c < g.chunks; ++c) {
-        const float k = static_cast<float>(g.contributions[r][c]) / s.world;
-        dl->AddRectFilled({x0 + c * cw + 1, y0 + 2}, {x0 + (c + 1) * cw - 1, y1},
-                          chunk_colour(c, g.chunks, k));
-        if (cw > 30 * scale && row_h > 18 * scale)
-          dl->AddText({x0 + c * cw + 4, y0 + 3}, rgba(255, 255, 255),
-                      fmt::format("{}/{}", g.contributions[r][c], s.world).c_str());
-      }
-    }
+    const float y0 = top.y + r * w.row_h, y1 = y0 + w.row_h - 3;
+    if (w.row_h >= 10 * scale)
+      w.dl->AddText({top.x + 4, y0 + (w.row_h - 14 * scale) / 2}, w.pal.text,
+                    fmt::format("{} {}", tr("rank"), r).c_str());
+    if (demo)
+      demo_row(s, w, r, y0, y1, values, max_value);
+    else
+      training_row(s, w, r, y0, y1);
   }
   ImGui::Dummy(avail);
 }
