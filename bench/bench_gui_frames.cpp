@@ -29,6 +29,7 @@
 #include "gui/views/font_texture.h"
 #include "gui/views/line_layer.h"
 #include "gui/model/snapshot.h"
+#include "gui/model/tiling.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 

@@ -60,8 +60,7 @@ void EventFold::add(const Event& e) {
       on_recv_end(st, e, t);
       break;
     case EventKind::note:
-      slices_.push_back(
-          {.kind = SliceKind::note, .rank = e.rank, .name = e.op, .begin = t, .end = t});
+      on_note(e, t);
       break;
   }
   st.fold.computing = !st.computes.empty();
@@ -249,6 +248,22 @@ void EventFold::on_recv_end(RankState& st, const Event& e, Stamp t) {
                      .end = t});
   slices_[index].message = pair_receive(pair, t, index);
   count_collective_message(st, e.tag, nullptr);
+}
+
+// A note; a retransmit note counts against the rank's latest send to its peer with its tag.
+void EventFold::on_note(const Event& e, Stamp t) {
+  slices_.push_back({.kind = SliceKind::note,
+                     .rank = e.rank,
+                     .name = e.op,
+                     .seq = e.seq,
+                     .peer = e.peer,
+                     .tag = e.tag,
+                     .begin = t,
+                     .end = t});
+  if (e.peer < 0 || std::strcmp(e.op, kRetransmitNote) != 0) return;
+  const auto it = pairs_.find({e.rank, e.peer, e.tag});
+  if (it != pairs_.end() && !it->second.messages.empty())
+    messages_[it->second.messages.back()].retransmits = static_cast<int>(e.seq);
 }
 
 // Records the k-th receive src -> dst (tag t) and completes the k-th send if it was seen;

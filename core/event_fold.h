@@ -34,14 +34,14 @@ struct FoldSlice {
   SliceKind kind = SliceKind::note;
   int rank = 0;
   const char* name = "";  // compute, collective, note: the event's op
-  uint64_t seq = 0;       // step: the step number
+  uint64_t seq = 0;       // step: the step number; note: the event's seq
   uint64_t bytes = 0;     // collective: its payload (from its begin); send, recv: the message's
-  int peer = -1;          // send: dst; recv: src (-1: any source, for a receive never completed)
-  int tag = 0;            // send, recv
-  uint64_t k = 0;         // send, recv: the message's ordinal among src -> dst with this tag
-  int message = -1;       // send, recv: index into messages(); -1 while the send is not seen
-  Stamp begin, end;       // a receive begins where it was posted (or at its end, if never)
-  bool ended = true;      // false: a send whose send_end has not come (yet), or an open slice
+  int peer = -1;      // send: dst; recv: src (-1: any source, for a receive never completed); note
+  int tag = 0;        // send, recv, note
+  uint64_t k = 0;     // send, recv: the message's ordinal among src -> dst with this tag
+  int message = -1;   // send, recv: index into messages(); -1 while the send is not seen
+  Stamp begin, end;   // a receive begins where it was posted (or at its end, if never)
+  bool ended = true;  // false: a send whose send_end has not come (yet), or an open slice
 };
 
 struct FoldMessage {
@@ -53,6 +53,7 @@ struct FoldMessage {
   int ordinal = -1;                // the sender's m-th message in its collective; -1: user p2p
   uint64_t collective_floats = 0;  // that collective's buffer (its begin's bytes / 4), 0 unknown
   int send_slice = -1, recv_slice = -1;  // indices into slices()
+  int retransmits = 0;  // times it was lost and sent again (a kRetransmitNote, events.h)
   uint8_t preview_count = 0;
   std::array<float, 4> preview{};
 };
@@ -133,6 +134,7 @@ class EventFold {
   void on_send_begin(RankState& st, const Event& e, Stamp t);
   void on_send_end(RankState& st, const Event& e, Stamp t);
   void on_recv_end(RankState& st, const Event& e, Stamp t);
+  void on_note(const Event& e, Stamp t);
   int pair_receive(Pairing& pair, Stamp t, int recv_slice);
 
   int world_ = 0;

@@ -23,8 +23,12 @@ enum class EventKind : uint8_t {
   compute_end,
   step_begin,  // seq is the training step
   step_end,
-  note,  // free-form marker (op)
+  note,  // free-form marker (op); peer, tag and seq when it is about a message (below)
 };
+
+// A note about the rank's latest send to `peer` with `tag`: the network lost it `seq` times
+// and it was sent again after each loss, so it arrives that many timeouts late.
+inline constexpr const char* kRetransmitNote = "retransmit";
 
 const char* to_string(EventKind kind);
 

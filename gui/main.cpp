@@ -1,7 +1,8 @@
 // dsgd-gui: the window a teacher puts on the projector. Shaped like Dear ImGui's
 // example_glfw_opengl3/main.cpp: set up GLFW, OpenGL 3 and ImGui; then each frame poll
 // events, start a frame, draw the views from a snapshot, apply the commands they pushed,
-// render and swap. --headless renders a fixed number of frames (under Xvfb) and writes a PNG.
+// render and swap. --headless renders a fixed number of frames (under Xvfb) and writes a PNG;
+// --record, and the Controls' export buttons, write GIFs and PNGs of what was rendered.
 #include <GLFW/glfw3.h>
 #include <malloc.h>
 #include <backends/imgui_impl_glfw.h>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/interrupt.h"
 #include "gui/model/app.h"
 #include "gui/model/lesson_session.h"
 #include "gui/model/options.h"
@@ -81,16 +83,46 @@ GLFWwindow* open_window(const GuiOptions& options) {
   return window;
 }
 
-// The ImGui context, style and fonts; `glyph_ranges` must outlive the font atlas.
-void setup_imgui(GLFWwindow* window, const GuiOptions& options, ImVector<ImWchar>& glyph_ranges) {
+// The font atlas, rasterised at the UI scale: crisp at any scale, and drawn at a font scale
+// of 1, which a software renderer samples for less (font_texture.h). Rebuilt when the scale
+// changes, once the mouse is up (not on every frame of a drag on the scale slider: one
+// build of the CJK atlas takes a noticeable moment); meanwhile ImGui scales the old one.
+struct Fonts {
+  std::string path, extra_text;  // the CJK font file and the lessons' own characters
+  ImVector<ImWchar> ranges;      // the atlas points into it until it is rebuilt
+  float scale = 0;               // what the atlas was rasterised for
+
+  void rasterise(float ui_scale) {
+    load_fonts(path, ui_scale, ranges, extra_text);
+    scale = ui_scale;
+    ImGui::GetIO().FontGlobalScale = 1;
+  }
+  // Before a frame: follow `ui_scale`, rebuilding the atlas's texture when it is not the
+  // first frame (before it, the backend builds it).
+  void follow(float ui_scale, bool first) {
+    if (ui_scale == scale) return;
+    if (!first && ImGui::GetIO().MouseDown[0]) {
+      ImGui::GetIO().FontGlobalScale = ui_scale / scale;
+      return;
+    }
+    rasterise(ui_scale);
+    if (first) return;
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+};
+
+// The ImGui context, style and fonts.
+void setup_imgui(GLFWwindow* window, const GuiOptions& options, Fonts& fonts) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // no imgui.ini: every start looks the same
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
   apply_theme(options.view_settings.theme, options.view_settings.ui_scale);
-  load_fonts(options.font.empty() ? default_cjk_font() : options.font,
-             options.view_settings.ui_scale, glyph_ranges, lesson_font_text());
+  fonts.path = options.font.empty() ? default_cjk_font() : options.font;
+  fonts.extra_text = lesson_font_text();
+  fonts.follow(options.view_settings.ui_scale, true);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 }
@@ -165,9 +197,11 @@ int write_screenshot(const GuiOptions& options, const Snapshot& snapshot, int wi
                      int frames) {
   int exit_code = 0;
   try {
-    write_png(options.screenshot, capture_framebuffer(width, height));
-    std::printf("dsgd-gui: wrote %s (%dx%d, %d frames)\n", options.screenshot.c_str(), width,
-                height, frames);
+    if (!options.screenshot.empty()) {  // else --record alone
+      write_png(options.screenshot, capture_framebuffer(width, height));
+      std::printf("dsgd-gui: wrote %s (%dx%d, %d frames)\n", options.screenshot.c_str(), width,
+                  height, frames);
+    }
   } catch (const dsgd::Error& e) {
     std::fprintf(stderr, "dsgd-gui: error: %s\n", e.what());
     exit_code = e.exit_code();
@@ -200,14 +234,32 @@ void toggle_full_screen(GLFWwindow* window, WindowedPlace& place) {
   glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
 }
 
+// What the window exports: --record's GIF from the first frame on, and what the Controls'
+// buttons ask for. Its lines go to stdout, its errors to stderr. DataError when --record's
+// path cannot be written.
+Exporter make_exporter(const GuiOptions& options) {
+  std::optional<RecordOptions> record;
+  if (!options.record.path.empty()) record = options.record;
+  RecordOptions button = options.record;  // the same shrinking and pace, no frame count
+  button.max_frames = 0;
+  return Exporter(std::move(record), std::move(button), ".",
+                  [](const std::string& line, bool error) {
+                    std::fprintf(error ? stderr : stdout, "dsgd-gui: %s%s\n",
+                                 error ? "error: " : "", line.c_str());
+                    std::fflush(error ? stderr : stdout);
+                  });
+}
+
 // The main loop: until the window closes (or, headless, the screenshot is written).
-int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
+int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& exporter,
+        Fonts& fonts) {
   ViewState views;  // its GL images go before the context does
   ViewSettings applied = options.view_settings;
   Commands commands;
   HeadlessDriver headless{.options = options};
   WindowedPlace windowed;
-  auto last = SteadyClock::now();
+  const auto start = SteadyClock::now();
+  auto last = start;
   for (int frame = 1; !glfwWindowShouldClose(window); ++frame) {
     glfwPollEvents();
     const auto now = SteadyClock::now();
@@ -216,22 +268,29 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
     if (app.view().theme != applied.theme || app.view().ui_scale != applied.ui_scale) {
       applied = app.view();
       apply_theme(applied.theme, applied.ui_scale);
-      ImGui::GetIO().FontGlobalScale = applied.ui_scale / options.view_settings.ui_scale;
     }
+    fonts.follow(applied.ui_scale, false);
     const bool ready = headless.ready(app, commands);
     ImGui_ImplOpenGL3_NewFrame();
     choose_font_filter();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    const Snapshot snapshot = app.snapshot();
+    Snapshot snapshot = app.snapshot();
+    snapshot.exporting = exporter.status(views.windows);
     if (!options.headless && shortcut_commands(read_key_presses(), snapshot, commands))
       toggle_full_screen(window, windowed);
     draw_dashboard(snapshot, commands, options.view, options.headless, views);
     int width = 0, height = 0;
     render(window, snapshot, width, height);
+    exporter.after_render(commands.pending(), views.windows,
+                          std::chrono::duration<double>(now - start).count(),
+                          [&] { return capture_framebuffer(width, height); });
     app.apply(commands);  // after drawing: the next frame shows their effect
-    if (options.headless && ready && frame >= options.frames)
+    if (options.headless && ready && frame >= options.frames && !exporter.recording()) {
+      for (const std::string& problem : views.tiling.problems)
+        std::printf("dsgd-gui: layout: %s\n", problem.c_str());
       return write_screenshot(options, snapshot, width, height, frame);
+    }
     glfwSwapBuffers(window);
     if (options.headless && !ready) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -241,12 +300,15 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dsgd::sim::raise_open_file_limit();  // simulated nodes need descriptors: every one allowed
+  dsgd::handle_interrupts("dsgd-gui");  // Ctrl+C removes an unfinished GIF's temporary file
+  dsgd::sim::raise_open_file_limit();   // simulated nodes need descriptors: every one allowed
   GuiOptions options;
   LoadedReplay loaded;
+  std::optional<Exporter> exporter;
   try {
     options = parse_gui_options(std::vector<std::string>(argv + 1, argv + argc));
     loaded = load_replay(options);
+    exporter.emplace(make_exporter(options));
   } catch (const HelpRequested& h) {
     std::fputs(h.text.c_str(), stdout);
     return 0;
@@ -256,14 +318,16 @@ int main(int argc, char** argv) {
   }
   GLFWwindow* window = open_window(options);
   if (!window) return 1;
-  ImVector<ImWchar> glyph_ranges;  // the font atlas points into it until shutdown
-  setup_imgui(window, options, glyph_ranges);
+  Fonts fonts;  // the font atlas points into it until shutdown
+  setup_imgui(window, options, fonts);
   int exit_code = 0;
   {
     GuiApp app;
     start_showing(app, options, std::move(loaded));
-    exit_code = run(window, options, app);
+    exit_code = run(window, options, app, *exporter, fonts);
     if (SimSession* session = app.session()) session->stop();
+    exporter->finish();  // a recording the window's closing cut short
+    if (exit_code == 0 && exporter->failed()) exit_code = dsgd::kExitUsage;
   }
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

@@ -15,7 +15,7 @@ core=(build-essential cmake ninja-build pkg-config git
 # (llvm-14): the asan and tsan presets (scripts/sanitize.sh) and scripts/fuzz.sh.
 # universal-ctags: scripts/long_functions.sh.
 tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
-       libimgui-dev libglfw3-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
+       libimgui-dev libglfw3-dev libgif-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
        clang-14 libclang-rt-14-dev llvm-14 universal-ctags)
 bench=(python3-torch)
 

@@ -133,7 +133,7 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
     node->start();
     raw.push_back(node.get());
   }
-  control.attach(raw);
+  control.attach(raw, &network);
   NodeThreads threads(raw);
   threads.run(fn, options);
   control.detach();

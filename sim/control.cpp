@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sim/network.h"
 #include "sim/node.h"
 
 namespace dsgd::sim {
@@ -32,6 +33,7 @@ void SimControl::set_speed(double speed) {
 }
 
 void SimControl::set_step_mode(bool on) {
+  clock_.set_held(on);
   std::lock_guard lock(mutex_);
   step_mode_ = on;
   for (SimNode* n : nodes_)
@@ -43,9 +45,17 @@ bool SimControl::step_mode() const {
   return step_mode_;
 }
 
-void SimControl::attach(std::vector<SimNode*> nodes) {
+bool SimControl::set_link(const LinkSpec& link) {
+  std::lock_guard lock(mutex_);
+  if (!network_) return false;
+  network_->set_default_link(link);
+  return true;
+}
+
+void SimControl::attach(std::vector<SimNode*> nodes, Network* network) {
   std::lock_guard lock(mutex_);
   nodes_ = std::move(nodes);
+  network_ = network;
   finished_ = false;
   for (SimNode* n : nodes_)
     n->mailbox().set_mode(step_mode_ ? GateMode::step : GateMode::run);
@@ -54,6 +64,7 @@ void SimControl::attach(std::vector<SimNode*> nodes) {
 void SimControl::detach() {
   std::lock_guard lock(mutex_);
   nodes_.clear();
+  network_ = nullptr;
   finished_ = true;
 }
 
@@ -86,6 +97,8 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
       quiet = quiet && after == before && !any_running && !nodes_.empty();
       if (quiet) {
         if (!best) return std::nullopt;
+        // Before the release: the receive's events are stamped with the arrival's time.
+        clock_.advance_to(best->visible_net_s);
         if (owner->mailbox().release(best->source, best->seq))
           return StepInfo{.source = best->source,
                           .dest = best->dest,
@@ -93,6 +106,7 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
                           .seq = best->seq,
                           .count = best_count,
                           .model_s = best->model_s,
+                          .net_s = clock_.now_s(),
                           .preview = {best->payload.begin(), best->payload.end()}};
       }
     }

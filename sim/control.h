@@ -15,6 +15,8 @@
 namespace dsgd::sim {
 
 class SimNode;
+class Network;
+struct LinkSpec;
 
 // The message a step released.
 struct StepInfo {
@@ -22,6 +24,7 @@ struct StepInfo {
   uint64_t seq = 0;
   size_t count = 0;  // floats (0 when unknown)
   double model_s = 0;
+  double net_s = 0;            // the network time it arrived at, where the step put the clock
   std::vector<float> preview;  // up to 4 first values
 };
 
@@ -31,7 +34,8 @@ class SimControl {
   void pause() { clock_.set_paused(true); }
   void resume() { clock_.set_paused(false); }
   void set_speed(double speed);  // UsageError unless 0.001 <= speed <= 1000
-  // Step mode holds every message until step() lets it through.
+  // Step mode holds every message until step() lets it through, and holds the network clock:
+  // each step moves it to the released message's arrival.
   void set_step_mode(bool on);
   bool step_mode() const;
   // Step mode: waits (up to timeout) until every running node is blocked and nothing is in
@@ -41,14 +45,19 @@ class SimControl {
   // deadlocked) or the timeout passed.
   std::optional<StepInfo> step(std::chrono::milliseconds timeout);
 
+  // Replaces the default link of the running cluster's network from now on
+  // (Network::set_default_link); false when no run is attached.
+  bool set_link(const LinkSpec& link);
+
   // Used by run_cluster.
-  void attach(std::vector<SimNode*> nodes);
+  void attach(std::vector<SimNode*> nodes, Network* network = nullptr);
   void detach();
 
  private:
   NetClock clock_;
   mutable std::mutex mutex_;
   std::vector<SimNode*> nodes_;
+  Network* network_ = nullptr;
   bool step_mode_ = false;
   bool finished_ = false;  // a run was attached and has ended
 };

@@ -50,6 +50,23 @@ Network::Network(NetworkConfig config, int world)
   if (config_.topology == Topology::racks && (config_.racks < 1 || config_.racks > world))
     throw UsageError(
         fmt::format("racks = {}: use 1 to {} racks for {} nodes", config_.racks, world, world));
+  state_.resize(size_t(world) * world);
+  for (int s = 0; s < world; ++s)
+    for (int d = 0; d < world; ++d) {
+      uint64_t seed = config_.seed * 0x9e3779b97f4a7c15ULL + uint64_t(s) * world + d + 1;
+      state_[size_t(s) * world + d].rng_state = data::splitmix64(seed);
+    }
+  // Resources: their count here, their bandwidths from the links.
+  if (config_.topology == Topology::switch_)
+    resources_.resize(2 * size_t(world));
+  else
+    resources_.resize(size_t(world) * world +
+                      (config_.topology == Topology::racks ? config_.racks * config_.racks : 0));
+  derive_links();
+}
+
+void Network::derive_links() {
+  const int world = world_;
   links_.assign(size_t(world) * world, config_.link);
   // Node overrides first (from or to == -1), then link overrides, in file order.
   auto apply = [](LinkSpec& l, const LinkOverride& o) {
@@ -67,31 +84,27 @@ Network::Network(NetworkConfig config, int world)
           if ((o.from < 0 || o.from == s) && (o.to < 0 || o.to == d))
             apply(links_[size_t(s) * world + d], o);
     }
-  state_.resize(size_t(world) * world);
-  for (int s = 0; s < world; ++s)
-    for (int d = 0; d < world; ++d) {
-      uint64_t seed = config_.seed * 0x9e3779b97f4a7c15ULL + uint64_t(s) * world + d + 1;
-      state_[size_t(s) * world + d].rng_state = data::splitmix64(seed);
-    }
-  // Resources.
   if (config_.topology == Topology::switch_) {
     // Uplink of node i (index 2i) and downlink (2i+1), with the node's link bandwidth.
-    resources_.resize(2 * size_t(world));
     for (int i = 0; i < world; ++i) {
       resources_[2 * i].bandwidth_Bps = links_[size_t(i) * world + (i + 1) % world].bandwidth_Bps;
       resources_[2 * i + 1].bandwidth_Bps =
           links_[size_t((i + 1) % world) * world + i].bandwidth_Bps;
     }
-  } else {
-    resources_.resize(size_t(world) * world);
-    for (size_t i = 0; i < resources_.size(); ++i)
-      resources_[i].bandwidth_Bps = links_[i].bandwidth_Bps;
-    if (config_.topology == Topology::racks) {
-      // One trunk per ordered pair of racks, after the pairwise links.
-      for (int a = 0; a < config_.racks * config_.racks; ++a)
-        resources_.push_back({.bandwidth_Bps = config_.trunk.bandwidth_Bps});
-    }
+    return;
   }
+  for (size_t i = 0; i < links_.size(); ++i)
+    resources_[i].bandwidth_Bps = links_[i].bandwidth_Bps;
+  // Racks: one trunk per ordered pair of racks, after the pairwise links.
+  for (size_t i = links_.size(); i < resources_.size(); ++i)
+    resources_[i].bandwidth_Bps = config_.trunk.bandwidth_Bps;
+}
+
+void Network::set_default_link(const LinkSpec& link) {
+  std::lock_guard lock(mutex_);
+  config_.link = link;
+  derive_links();
+  ideal_ = config_.ideal();
 }
 
 int Network::rack_of(int rank) const {
@@ -100,6 +113,11 @@ int Network::rack_of(int rank) const {
 }
 
 LinkSpec Network::link(int src, int dst) const {
+  std::lock_guard lock(mutex_);
+  return link_locked(src, dst);
+}
+
+LinkSpec Network::link_locked(int src, int dst) const {
   LinkSpec l = links_[size_t(src) * world_ + dst];
   if (config_.topology == Topology::racks && rack_of(src) != rack_of(dst)) {
     l.latency_s += config_.trunk.latency_s;
@@ -125,12 +143,12 @@ std::vector<int> Network::path(int src, int dst) const {
   return {};
 }
 
-double Network::outage_end(int src, int dst, double t) const {
+double outage_end(const std::vector<Outage>& outages, int src, int dst, double t) {
   // Messages handed over during an outage leave when it ends (outages may chain).
   bool moved = true;
   while (moved) {
     moved = false;
-    for (const auto& o : config_.outages) {
+    for (const auto& o : outages) {
       if (t < o.from_s || t >= o.until_s) continue;
       for (auto [f, d] : o.links)
         if (f == src && d == dst) {
@@ -142,15 +160,19 @@ double Network::outage_end(int src, int dst, double t) const {
   return t;
 }
 
+double Network::outage_end(int src, int dst, double t) const {
+  return sim::outage_end(config_.outages, src, dst, t);
+}
+
 bool Network::down_for_good(int src, int dst, double t) const {
   return outage_end(src, dst, t) >= 1e299;
 }
 
 Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_now_s,
                                    double model_now_s) {
-  if (ideal_) return {net_now_s, model_now_s};
-  const LinkSpec l = link(src, dst);
+  if (ideal_) return {.net_s = net_now_s, .model_s = model_now_s};
   std::lock_guard lock(mutex_);
+  const LinkSpec l = link_locked(src, dst);
   LinkState& st = state_[size_t(src) * world_ + dst];
   // Per-message draws, in send order on this link: deterministic for a seed.
   auto uniform = [&] {
@@ -158,8 +180,9 @@ Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_
   };
   double extra = 0;
   if (l.jitter_s > 0) extra += uniform() * l.jitter_s;
+  int retransmits = 0;
   if (l.loss > 0)
-    for (int tries = 0; tries < 16 && uniform() < l.loss; ++tries)
+    for (; retransmits < 16 && uniform() < l.loss; ++retransmits)
       extra += config_.rto_s;
 
   const std::vector<int> hops = path(src, dst);
@@ -174,7 +197,7 @@ Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_
       (model ? resources_[r].busy_model_s : resources_[r].busy_net_s) = start + seconds;
     return start + seconds;
   };
-  Arrival a;
+  Arrival a{.retransmits = retransmits};
   a.net_s = std::max(transfer(net_now_s, false) + l.latency_s + extra, st.last_net_s);
   a.model_s = std::max(transfer(model_now_s, true) + l.latency_s + extra, st.last_model_s);
   st.last_net_s = a.net_s;

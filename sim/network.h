@@ -6,6 +6,7 @@
 // a message reserves every resource on its path for bytes / (slowest bandwidth) at once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -44,6 +45,10 @@ struct Outage {
   double until_s = 1e300;  // forever unless set
 };
 
+// When a message handed to the link src -> dst at time t leaves: t, or the end of the
+// outages that hold the link then (they may chain); 1e299 or more: never.
+double outage_end(const std::vector<Outage>& outages, int src, int dst, double t);
+
 struct NetworkConfig {
   Topology topology = Topology::mesh;
   LinkSpec link;  // every link by default
@@ -62,8 +67,9 @@ class Network {
   Network(NetworkConfig config, int world);
 
   struct Arrival {
-    double net_s;    // network-clock time the message is delivered
-    double model_s;  // model time it is delivered
+    double net_s;         // network-clock time the message is delivered
+    double model_s;       // model time it is delivered
+    int retransmits = 0;  // times it was lost and sent again (each adds the RTO)
   };
   // A message of `bytes` from src to dst handed over at net_now_s / model_now_s. Thread-safe;
   // called by the sender's thread in send order, so draws and FIFO order are deterministic.
@@ -73,6 +79,10 @@ class Network {
   bool down_for_good(int src, int dst, double t) const;
   // The effective parameters of one directed link (after overrides), for display and tests.
   LinkSpec link(int src, int dst) const;
+  // Replaces the default link (every link no override changes) from now on, for a class
+  // that drags a slider: messages handed over later use it, those in flight keep their
+  // arrival. Model time then depends on when it was called. Thread-safe.
+  void set_default_link(const LinkSpec& link);
   const NetworkConfig& config() const { return config_; }
   int world() const { return world_; }
   bool ideal() const { return ideal_; }
@@ -88,15 +98,17 @@ class Network {
     double last_net_s = 0, last_model_s = 0;  // FIFO: never deliver before the previous one
   };
   std::vector<int> path(int src, int dst) const;  // resource indices
+  void derive_links();  // links_ and the resources' bandwidths from config_
+  LinkSpec link_locked(int src, int dst) const;
   double outage_end(int src, int dst, double t) const;
 
   NetworkConfig config_;
   int world_;
-  bool ideal_;
+  std::atomic<bool> ideal_;
   std::vector<LinkSpec> links_;  // world * world, effective per directed link
   std::vector<Resource> resources_;
   std::vector<LinkState> state_;  // world * world
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
 };
 
 }  // namespace dsgd::sim

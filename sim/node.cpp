@@ -27,6 +27,16 @@ int64_t saturated_ns(double s) {
   constexpr double kLimit = 4.6e18;  // ns, about half of int64's range
   return static_cast<int64_t>(std::clamp(s * 1e9, -kLimit, kLimit));
 }
+
+// The link model lost the message to `dst` with `tag` this many times: said at the sender,
+// right after its send_begin (events.h, kRetransmitNote).
+Event retransmit_note(int dst, int tag, int retransmits) {
+  return {.kind = EventKind::note,
+          .peer = dst,
+          .tag = tag,
+          .seq = static_cast<uint64_t>(retransmits),
+          .op = kRetransmitNote};
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -249,6 +259,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
       network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
   arrival.model_s = peer.last_model_s = std::max(arrival.model_s, peer.last_model_s);
+  if (arrival.retransmits > 0 && events()) emit(retransmit_note(dst, tag, arrival.retransmits));
   FrameHeader header{
       .kind = FrameKind::data,
       .source = rank_,

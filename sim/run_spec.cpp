@@ -2,6 +2,7 @@
 #include "sim/run_spec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
@@ -41,14 +42,42 @@ std::string allreduce_name(const RunSpec& s) {
 // [labels]
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+// Which links an override changes: "link 0->1", "links from 2", "links to 3", "every link".
+std::string override_links(const LinkOverride& o) {
+  if (o.from >= 0 && o.to >= 0) return fmt::format("link {}->{}", o.from, o.to);
+  if (o.from >= 0) return fmt::format("links from {}", o.from);
+  if (o.to >= 0) return fmt::format("links to {}", o.to);
+  return "every link";
+}
+
+// The overrides themselves when there are few ("; link 0->1: latency 30 ms"), a count when
+// there are many: a caption that says 10 ms must not hide the one link at 30 ms.
+std::string describe_overrides(const std::vector<LinkOverride>& overrides) {
+  constexpr size_t kListed = 3;
+  if (overrides.size() > kListed) return fmt::format(", {} link overrides", overrides.size());
+  std::string s;
+  for (const LinkOverride& o : overrides) {
+    std::vector<std::string> what;
+    if (o.latency_s) what.push_back("latency " + format_duration(*o.latency_s));
+    if (o.bandwidth_Bps) what.push_back("bandwidth " + format_bandwidth(*o.bandwidth_Bps));
+    if (o.jitter_s) what.push_back("jitter " + format_duration(*o.jitter_s));
+    if (o.loss) what.push_back(fmt::format("loss {:g}", *o.loss));
+    s += fmt::format("; {}: {}", override_links(o), fmt::join(what, ", "));
+  }
+  return s;
+}
+
+}  // namespace
+
 std::string describe_network(const ClusterOptions& c) {
   const LinkSpec& l = c.network.link;
   std::string s = fmt::format("latency {}, bandwidth {}, {}", format_duration(l.latency_s),
                               format_bandwidth(l.bandwidth_Bps), to_string(c.network.topology));
   if (l.jitter_s > 0) s += ", jitter " + format_duration(l.jitter_s);
   if (l.loss > 0) s += fmt::format(", loss {:g}", l.loss);
-  if (!c.network.overrides.empty())
-    s += fmt::format(", {} link overrides", c.network.overrides.size());
+  s += describe_overrides(c.network.overrides);
   if (!c.node_overrides.empty()) s += fmt::format(", {} faulty nodes", c.node_overrides.size());
   if (!c.network.outages.empty()) s += fmt::format(", {} outages", c.network.outages.size());
   return s;

@@ -230,3 +230,38 @@ TEST_CASE("a ring chunk over the segment size is pipelined, in the model clock a
     }
   }
 }
+
+TEST_CASE("on the switch topology the model clock agrees with predict_switch_s", "[cost][sim]") {
+  // Naive all_reduce, gather and scatter pass R - 1 messages through one rank's port, one
+  // after another; the ring gives every port one message at a time, as on the mesh.
+  const double alpha = 50e-6, bandwidth = 1e9;
+  const size_t count = 840 * 40;
+  for (int world = 2; world <= 8; ++world) {
+    const std::pair<CollectiveOp, Algorithm> cases[] = {
+        {CollectiveOp::all_reduce, Algorithm::naive},
+        {CollectiveOp::all_reduce, Algorithm::ring},
+        {CollectiveOp::gather, Algorithm::automatic},
+        {CollectiveOp::scatter, Algorithm::automatic}};
+    for (auto [op, algorithm] : cases) {
+      const Cost cost = collective_cost(op, algorithm, world, count * sizeof(float));
+      std::vector<double> model(world, -1);
+      sim::ClusterOptions options{.nodes = world};
+      options.network.link = {.latency_s = alpha, .bandwidth_Bps = bandwidth};
+      options.network.topology = sim::Topology::switch_;
+      sim::run_cluster(options, [&](Communicator& comm) {
+        const size_t per_rank = count / world;
+        std::vector<float> a(count), b(count);
+        const CollectiveOptions o{.algorithm = algorithm};
+        if (op == CollectiveOp::all_reduce) all_reduce(comm, a, ReduceOp::SUM, o);
+        if (op == CollectiveOp::gather) gather(comm, std::span(a).first(per_rank), b, 0, o);
+        if (op == CollectiveOp::scatter) scatter(comm, a, std::span(b).first(per_rank), 0, o);
+        model[comm.rank()] = comm.model_s();
+      });
+      INFO("world " << world << ", " << to_string(op) << " " << to_string(algorithm));
+      CHECK(*std::max_element(model.begin(), model.end()) ==
+            Approx(cost.predict_switch_s(alpha, bandwidth)).epsilon(1e-9).margin(1e-8));
+      if (world > 2 && algorithm == Algorithm::naive)  // the mesh would be faster
+        CHECK(cost.predict_switch_s(alpha, bandwidth) > cost.predict_s(alpha, bandwidth));
+    }
+  }
+}

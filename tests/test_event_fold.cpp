@@ -143,6 +143,8 @@ TEST_CASE("ring all_reduce messages carry the chunk, segment and ranks the fold 
       CHECK(p.segment == n % ring.segments);
       CHECK(p.segments == ring.segments);
       CHECK(p.phase == (p.step < c.world - 1 ? Phase::reduce_scatter : Phase::all_gather));
+      CHECK(p.phase_steps == c.world - 1);  // R-1 steps of each phase
+      CHECK(p.phase_step == p.step % (c.world - 1));
       CHECK(p.chunk == ring.sent_chunk(m.src, p.step));
       CHECK(m.bytes == Chunks{chunks.size(p.chunk), ring.segments}.size(p.segment) * sizeof(float));
       // The payload: which piece of the buffer, and whose values.
@@ -226,6 +228,9 @@ TEST_CASE("halving_doubling, tree and naive messages are labelled with their own
       seen.insert(p.phase);
       CHECK(p.step >= 0);
       CHECK(p.step < p.steps);
+      CHECK(p.phase_step >= 0);
+      CHECK(p.phase_step < p.phase_steps);
+      CHECK(p.phase_step <= p.step);
       // A rank's messages go forward through the phases and steps.
       const int phase_index = static_cast<int>(order - c.phases.begin());
       if (last_step.count(m.src)) {

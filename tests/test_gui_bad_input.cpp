@@ -1,8 +1,8 @@
-// Bad replay input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]`
-// with a broken file exits 2 with one line on stderr naming the file and what to do, before
-// any window opens (so these run without a display), and writes nothing. Each row is
-// a row of docs/errors.md's "Bad input" table (checked below); the dsgd rows are in
-// test_bad_input.cpp. Replay::parse's own error cases are in test_gui_logic.cpp.
+// Bad input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]`
+// with a broken file, or `--record` to a path it cannot write, exits 2 with one line on stderr
+// naming the file and what to do, before any window opens (so these run without a display), and
+// writes nothing. Each row is a row of docs/errors.md's "Bad input" table (checked below); the dsgd
+// rows are in test_bad_input.cpp. Replay::parse's own error cases are in test_gui_logic.cpp.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -75,13 +75,20 @@ std::vector<Row> rows() {
       {"dsgd-gui --replay with a missing --metrics file",
        "--replay {d}/good.json --metrics {d}/none.jsonl" + shot,
        {"none.jsonl", "check the path"}},
+      {"dsgd-gui --record into a missing directory",
+       "--record {d}/out/missing/out.gif" + shot,
+       {"cannot write", "missing/out.gif", "check the path"}},
+      {"dsgd-gui --record out.png",
+       "--record {d}/out/out.png" + shot,
+       {"--record", "out.png", "ending in .gif"}},
   };
 }
 
 }  // namespace
 
-TEST_CASE("dsgd-gui --replay of a bad file: exit 2, one line, no window, nothing written",
-          "[gui][bad_input]") {
+TEST_CASE(
+    "dsgd-gui --replay or --record of a bad file: exit 2, one line, no window, nothing written",
+    "[gui][bad_input]") {
   TempDir dir;
   const std::string d = dir.path().string();
   const auto write = [&](const std::string& name, const std::string& text) {

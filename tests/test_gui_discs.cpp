@@ -97,3 +97,46 @@ TEST_CASE("packets are painted over the links' image when one is given", "[gui][
   CHECK(image.pixels[4 * 16 + 1] == 0u);
   CHECK(image.pixels[4 * 16 + 12] == red);
 }
+
+TEST_CASE("a disc with a tip is a drop that points at it", "[gui][discs]") {
+  // Tips in eight directions: the painted pixels lean towards the tip, reach it and no
+  // further, and the rim stays anti-aliased.
+  PixelBuffer image;
+  image.resize(64, 64);
+  const uint32_t orange = 0xff008cffu;
+  for (int k = 0; k < 8; ++k) {
+    const float angle = 0.785398f * static_cast<float>(k);
+    const float tx = 16 * std::cos(angle), ty = 16 * std::sin(angle);
+    const Disc drop{32, 32, 8, orange, tx, ty};
+    paint_discs(image, std::span<const Disc>(&drop, 1));
+    double sum = 0, sx = 0, sy = 0;
+    int partial = 0;
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) {
+        const uint32_t a = image.pixels[static_cast<size_t>(y) * 64 + x] >> 24;
+        if (a == 0) continue;
+        sum += a, sx += a * (x + 0.5), sy += a * (y + 0.5);
+        partial += a < 255;
+        // Nothing beyond the tip (measured along the tip's direction), nor behind the disc.
+        const float along = ((x + 0.5f - 32) * tx + (y + 0.5f - 32) * ty) / 16;
+        CHECK(along <= 16 + 1);
+        CHECK(along >= -8 - 1);
+      }
+    INFO("tip at angle " << k << "/8");
+    const double cx = sx / sum - 32, cy = sy / sum - 32;
+    CHECK((cx * tx + cy * ty) / 16 > 1.2);          // leans towards the tip ...
+    CHECK(std::abs(cx * ty - cy * tx) / 16 < 0.5);  // ... and not sideways
+    CHECK(partial > 20);
+    // The tip itself is painted (half covered or more), the disc's centre wholly.
+    const int tip_x = static_cast<int>(32 + tx * 0.95f), tip_y = static_cast<int>(32 + ty * 0.95f);
+    CHECK((image.pixels[static_cast<size_t>(tip_y) * 64 + tip_x] >> 24) > 0);
+    CHECK(image.pixels[32 * 64 + 32] == orange);
+  }
+  // No tip, or one inside the disc: a plain disc.
+  const Disc plain{32, 32, 8, orange}, short_tip{32, 32, 8, orange, 4, 0};
+  PixelBuffer other;
+  other.resize(64, 64);
+  paint_discs(image, std::span<const Disc>(&plain, 1));
+  paint_discs(other, std::span<const Disc>(&short_tip, 1));
+  CHECK(image.pixels == other.pixels);
+}

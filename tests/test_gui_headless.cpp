@@ -3,7 +3,10 @@
 // (several distinct colours), the lesson panel for a lesson stepped in Chinese, the message
 // log and where the time goes (alone and as tabs), and a straggler's bars in the latter. A
 // malformed trace must show an error window, not crash; a run its own simulated crash ended
-// is a successful screenshot.
+// is a successful screenshot. --record writes a GIF of a stepped all_reduce, frame by frame.
+// A partition (a recorded run's) is drawn while it holds. The dashboard fits at the sizes
+// and UI scales of a classroom (dsgd-gui prints "layout: ..." for a window under its minimum
+// or a row cut off), and resizing the window (xdotool, found at configure time) tiles it anew.
 // Without xvfb-run (found at configure time) every test here reports skipped.
 #include <catch2/catch.hpp>
 
@@ -11,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,8 +23,10 @@
 #include "core/data/dataset.h"
 #include "core/io/trace.h"
 #include "core/train/trainer.h"
+#include "gui/model/gif.h"
 #include "gui/model/layout.h"
 #include "gui/model/png.h"
+#include "gui/model/tiling.h"
 #include "sim/cluster.h"
 #include "sim/run_spec.h"
 #include "gui_runs.h"
@@ -43,15 +50,22 @@ std::filesystem::path out_dir() {
   return dir;
 }
 
-// Runs dsgd-gui headless; returns its exit status.
-int render(const std::string& args, const std::filesystem::path& png) {
+// Runs dsgd-gui headless, its output into `out`.log; returns its exit status.
+int run_headless(const std::string& args, const std::filesystem::path& out, int width = kWidth,
+                 int height = kHeight) {
   const std::string command = fmt::format(
-      "{} -a -s \"-screen 0 {}x{}x24\" {} --headless --width {} --height {} --screenshot {} {} "
+      "{} -a -s \"-screen 0 {}x{}x24\" {} --headless --width {} --height {} {} "
       "> {}.log 2>&1",
-      DSGD_XVFB_RUN, kWidth + 100, kHeight + 100, DSGD_GUI_BINARY, kWidth, kHeight, png.string(),
-      args, png.string());
+      DSGD_XVFB_RUN, width + 100, height + 100, DSGD_GUI_BINARY, width, height, args, out.string());
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs dsgd-gui headless (in a window of width x height) to write `png`; returns its exit
+// status.
+int render(const std::string& args, const std::filesystem::path& png, int width = kWidth,
+           int height = kHeight) {
+  return run_headless(fmt::format("--screenshot {} {}", png.string(), args), png, width, height);
 }
 
 std::string log_of(const std::filesystem::path& png) {
@@ -255,4 +269,175 @@ TEST_CASE("where the time goes shows a straggler and the others waiting for it",
   }
   CHECK(straggler_rows > 20);  // one bar
   CHECK(waiting_rows > 60);    // three bars
+}
+
+TEST_CASE("a headless recording of a stepped all_reduce holds every frame", "[gui][xvfb][gif]") {
+  SKIP_WITHOUT_XVFB();
+  const auto gif = out_dir() / "stepped.gif";
+  std::filesystem::remove(gif);
+  const int status = run_headless(
+      fmt::format("--mode allreduce --nodes 4 --step-mode --step-messages 12 --frames 20 "
+                  "--record {}",
+                  gif.string()),
+      gif);
+  const std::string log = log_of(gif);
+  INFO(log);
+  REQUIRE(status == 0);
+  CHECK_THAT(log, Catch::Contains("wrote " + gif.string() + " (20 frames, 1280x720"));
+  const GifFrames read = read_gif(gif.string());
+  REQUIRE(read.frames.size() == 20);
+  CHECK(read.width == kWidth);
+  CHECK(read.height == kHeight);
+  int changed = 0;  // each stepped message moves a packet
+  for (size_t i = 1; i < read.frames.size(); ++i)
+    changed += read.frames[i].rgb != read.frames[i - 1].rgb;
+  CHECK(changed >= 10);
+  const Rect r = view_rect(View::topology, View::all, kWidth, kHeight);
+  CHECK(distinct_colours(read.frames.back(), static_cast<int>(r.x0) + 4,
+                         static_cast<int>(r.y0) + 24, static_cast<int>(r.x1) - 4,
+                         static_cast<int>(r.y1) - 4) >= 4);
+}
+
+namespace {
+
+// Pixels of the topology view within `tolerance` of `rgb` (0xRRGGBB) in each channel.
+int pixels_near(const Image& image, uint32_t rgb, int tolerance) {
+  const Rect r = view_rect(View::topology, View::all, kWidth, kHeight);
+  int n = 0;
+  for (int y = static_cast<int>(r.y0) + 24; y < static_cast<int>(r.y1) - 4; ++y)
+    for (int x = static_cast<int>(r.x0) + 4; x < static_cast<int>(r.x1) - 4; ++x) {
+      const uint32_t p = image.pixel(x, y);
+      bool near = true;
+      for (int shift : {0, 8, 16})
+        near = near && std::abs(static_cast<int>(p >> shift & 0xFF) -
+                                static_cast<int>(rgb >> shift & 0xFF)) <= tolerance;
+      n += near;
+    }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a partition is drawn while it holds: cut links in red, the groups ringed",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  // A recorded 4-rank run whose description partitions {0,1} from {2,3} from 0.1 s to
+  // 0.3 s, with messages inside each group from 0 to 0.5 s (model time).
+  sim::RunSpec run;
+  run.cluster.nodes = 4;
+  sim::Outage partition{.from_s = 0.1, .until_s = 0.3};
+  for (int a : {0, 1})
+    for (int b : {2, 3}) {
+      partition.links.push_back({a, b});
+      partition.links.push_back({b, a});
+    }
+  run.cluster.network.outages = {partition};
+  std::vector<Event> events;
+  for (int i = 0; i <= 50; ++i) {
+    const double t = 0.01 * i;
+    const int src = i % 2 ? 2 : 0, dst = src + 1;
+    events.push_back({.kind = EventKind::send_begin,
+                      .rank = src,
+                      .peer = dst,
+                      .tag = 1,
+                      .bytes = 64,
+                      .model_s = t});
+    events.push_back({.kind = EventKind::recv_end,
+                      .rank = dst,
+                      .peer = src,
+                      .tag = 1,
+                      .bytes = 64,
+                      .model_s = t + 0.005});
+  }
+  const auto dir = out_dir();
+  const std::string trace = (dir / "partition.json").string();
+  std::ofstream(trace) << trace_json(
+      events, {.time_base = TimeBase::model, .run_json = sim::run_spec_json(run)});
+  const auto during = dir / "partition_during.png", after = dir / "partition_after.png";
+  REQUIRE(render(fmt::format("--replay {} --seek 0.4 --frames 3", trace), during) == 0);
+  REQUIRE(render(fmt::format("--replay {} --seek 0.9 --frames 3", trace), after) == 0);
+  const Image in = read_png(during.string()), out = read_png(after.string());
+  // The dark theme's cut (255, 70, 70) and the two groups' rings (0, 190, 210), (230, 80, 200).
+  for (const uint32_t colour : {0xFF4646u, 0x00BED2u, 0xE650C8u}) {
+    INFO(fmt::format("colour {:06x}: {} pixels during, {} after", colour,
+                     pixels_near(in, colour, 24), pixels_near(out, colour, 24)));
+    CHECK(pixels_near(in, colour, 24) > 100);
+    CHECK(pixels_near(out, colour, 24) < 10);
+  }
+}
+
+namespace {
+
+// The lines dsgd-gui printed about what did not fit ("dsgd-gui: layout: ...").
+std::string layout_problems(const std::string& log) {
+  std::string out;
+  for (size_t at = log.find("layout:"); at != std::string::npos; at = log.find("layout:", at + 1))
+    out += log.substr(at, log.find('\n', at) - at) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the dashboard fits at 1280x720 to 1920x1080, UI scale 1 to 2, cutting no label",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  struct Case {
+    int width, height;
+    float scale;
+    const char* extra;
+  };
+  std::vector<Case> cases;
+  for (auto [w, h] : {std::pair{1280, 720}, {1600, 900}, {1920, 1080}})
+    for (float scale : {1.0f, 1.5f, 1.75f, 2.0f})
+      cases.push_back({w, h, scale, "--theme light"});
+  cases.push_back({1280, 720, 2.0f, "--theme projector --lang zh"});
+  cases.push_back({1280, 720, 2.0f, "--theme projector --lesson 4 --step-messages 4"});
+  for (const Case& c : cases) {
+    const auto png = dir / fmt::format("fit_{}x{}_{}.png", c.width, c.height, c.scale);
+    const int status =
+        render(fmt::format("--scale {} {} --nodes 4 --latency 100us --min-steps 3 --frames 4",
+                           c.scale, c.extra),
+               png, c.width, c.height);
+    const std::string log = log_of(png);
+    INFO(png.string() << " (" << c.extra << "):\n" << log);
+    REQUIRE(status == 0);
+    CHECK(layout_problems(log).empty());
+  }
+}
+
+TEST_CASE("a display too small for the dashboard says which window does not fit", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto png = out_dir() / "fit_too_small.png";
+  const int status = render("--scale 2 --frames 3", png, 640, 400);
+  const std::string log = log_of(png);
+  INFO(log);
+  REQUIRE(status == 0);
+  CHECK(layout_problems(log).find("under its minimum") != std::string::npos);
+}
+
+TEST_CASE("resizing the window tiles the views anew", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  DSGD_SKIP_UNLESS("xdotool", std::string_view(DSGD_XDOTOOL) != "",
+                   "xdotool was not found at configure time (apt-get install xdotool)");
+  const auto png = out_dir() / "resized.png";
+  // Opened at 1280x720, resized to 1600x900 by the X server while it waits for steps that
+  // never come (it renders on until --wait runs out), then the screenshot.
+  const std::string command = fmt::format(
+      "{} -a -s \"-screen 0 1920x1080x24\" sh -c '{} --headless --width 1280 --height 720 "
+      "--screenshot {} --steps 100000 --min-steps 100000 --wait 6 --frames 2 & "
+      "{} search --sync --name \"dsgd - distributed SGD\" windowsize 1600 900; wait $!' "
+      "> {}.log 2>&1",
+      DSGD_XVFB_RUN, DSGD_GUI_BINARY, png.string(), DSGD_XDOTOOL, png.string());
+  const int status = std::system(command.c_str());
+  const std::string log = log_of(png);
+  INFO(log);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const Image image = read_png(png.string());
+  CHECK(image.width == 1600);
+  CHECK(image.height == 900);
+  CHECK(layout_problems(log).empty());
+  // The timeline reaches the new bottom right corner: not blank there.
+  CHECK(distinct_colours(image, 1200, 700, 1596, 896) >= 4);
 }

@@ -4,10 +4,12 @@
 // trace replay (and its errors), the live session, commands, options and the PNG helpers.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
@@ -421,6 +423,15 @@ TEST_CASE("a live session trains, steps, restarts and keeps the old curve", "[gu
   s = session.snapshot({});
   CHECK(arrived(s) == 1);
   CHECK_FALSE(s.in_flight.empty());  // the rest are still held
+  // Network time stands at that message's arrival, however long the class looks at it
+  // (50 ms of real time spun on the steady clock: the scenario, not a wait).
+  const auto stepped = std::find_if(s.messages.begin(), s.messages.end(),
+                                    [](const MessageView& m) { return m.arrived; });
+  CHECK(s.now_s == Approx(stepped->arrive_s));
+  const auto later = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  while (std::chrono::steady_clock::now() < later)
+    std::this_thread::yield();
+  CHECK(session.snapshot({}).now_s == s.now_s);
   CHECK(s.controls.step_mode);
   CHECK(s.gradients.elements == 8);
   // Restarting from step mode does not hang, and the training curve stays for comparison.

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "sim/control.h"
+#include "sim/network.h"
 #include "sim/scenario.h"
 #include "wait_until.h"
 
@@ -86,6 +88,39 @@ TEST_CASE("loss makes messages late but never wrong", "[network][faults]") {
   // 40 messages sent back to back over 1 ms: without loss they all arrive by ~1 ms; with
   // 30 % loss at least one resend (5 ms) happened.
   CHECK(model_end >= 0.001 + 0.005);
+}
+
+TEST_CASE("the link model says how often it lost a message: one RTO each", "[network][faults]") {
+  sim::NetworkConfig config{.link = {.latency_s = 0.001, .loss = 0.4}, .rto_s = 0.005};
+  sim::Network network(config, 2);
+  int resent = 0;
+  for (int i = 0; i < 200; ++i) {
+    const double t = i * 1.0;  // far apart: no queueing, no FIFO hold
+    const sim::Network::Arrival a = network.schedule(0, 1, 4, t, t);
+    CHECK(a.retransmits >= 0);
+    CHECK(a.retransmits <= 16);
+    CHECK(a.model_s - t == Approx(0.001 + a.retransmits * 0.005).margin(1e-12));
+    resent += a.retransmits > 0;
+  }
+  // 40 % loss: about 80 of 200 resent at least once.
+  CHECK(resent > 40);
+  CHECK(resent < 120);
+  // No loss: never.
+  sim::Network clean({.link = {.latency_s = 0.001}}, 2);
+  CHECK(clean.schedule(0, 1, 4, 0, 0).retransmits == 0);
+}
+
+TEST_CASE("outage_end: when a message handed over during outages leaves", "[network][faults]") {
+  const std::vector<sim::Outage> outages = {
+      {.links = {{0, 1}}, .from_s = 1, .until_s = 2},
+      {.links = {{0, 1}, {1, 0}}, .from_s = 2, .until_s = 3},  // chained
+      {.links = {{2, 3}}, .from_s = 5}};                       // for good
+  CHECK(sim::outage_end(outages, 0, 1, 0.5) == 0.5);
+  CHECK(sim::outage_end(outages, 0, 1, 1.5) == 3);
+  CHECK(sim::outage_end(outages, 1, 0, 1.5) == 1.5);
+  CHECK(sim::outage_end(outages, 1, 0, 2.5) == 3);
+  CHECK(sim::outage_end(outages, 2, 3, 6) >= 1e299);
+  CHECK(sim::outage_end({}, 2, 3, 6) == 6);
 }
 
 TEST_CASE("an outage holds messages until the link comes back", "[network][faults]") {
@@ -216,6 +251,83 @@ TEST_CASE("step mode delivers one message at a time, in the same order every run
   const auto first = stepped_run();
   CHECK(first.size() == 12);  // ring, 3 ranks: 2 (R - 1) steps, 3 messages each
   CHECK(stepped_run() == first);
+}
+
+TEST_CASE("step mode: network time moves only when a message is released, to its arrival",
+          "[network][control]") {
+  // Three messages over a 5 ms link, the teacher taking 100 ms of real time between clicks
+  // (a spin on the steady clock: the scenario, not a wait for something to happen). The
+  // clock reads each message's arrival after its step, and stands still between steps.
+  sim::SimControl control;
+  control.set_step_mode(true);
+  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  options.network.link.latency_s = 0.005;
+  auto run = std::async(std::launch::async, [&] {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      std::vector<float> v(1, 1.0f);
+      for (int i = 0; i < 3; ++i)
+        if (comm.rank() == 0)
+          comm.send(v, 1);
+        else
+          comm.recv(v, 0);
+    });
+  });
+  const auto teacher_thinks = [] {
+    const auto until = std::chrono::steady_clock::now() + 100ms;
+    while (std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+  };
+  std::vector<double> arrivals;
+  while (auto info = control.step(5s)) {
+    arrivals.push_back(info->net_s);
+    const double after_step = control.clock().now_s();
+    CHECK(after_step == info->net_s);
+    teacher_thinks();
+    CHECK(control.clock().now_s() == after_step);  // held between steps
+  }
+  run.get();
+  REQUIRE(arrivals.size() == 3);
+  // Sent back to back at the start: each arrives one latency later, well before the
+  // 300 ms the clicks took.
+  for (double t : arrivals)
+    CHECK(t == Approx(0.005).margin(0.004));
+  CHECK(std::is_sorted(arrivals.begin(), arrivals.end()));
+}
+
+TEST_CASE("the default link can change while a run goes on: later messages use it",
+          "[network][control]") {
+  // Ping, pong, then rank 0 changes the latency from 5 ms to 50 ms and pings again: in model
+  // time the pong lands at 10 ms and the second ping 50 ms after it was sent.
+  sim::SimControl control;
+  sim::ClusterOptions options{.nodes = 2, .control = &control};
+  options.network.link.latency_s = 0.005;
+  std::vector<double> arrivals;  // rank 1's, then rank 0's, then rank 1's
+  std::mutex mutex;
+  sim::run_cluster(options, [&](Communicator& comm) {
+    std::vector<float> v(1, 1.0f);
+    const auto record = [&] {
+      std::lock_guard lock(mutex);
+      arrivals.push_back(comm.model_s());
+    };
+    if (comm.rank() == 0) {
+      comm.send(v, 1);
+      comm.recv(v, 1);
+      record();
+      REQUIRE(control.set_link({.latency_s = 0.05}));
+      comm.send(v, 1);
+    } else {
+      comm.recv(v, 0);
+      record();
+      comm.send(v, 0);
+      comm.recv(v, 0);
+      record();
+    }
+  });
+  REQUIRE(arrivals.size() == 3);
+  CHECK(arrivals[0] == Approx(0.005));
+  CHECK(arrivals[1] == Approx(0.010));
+  CHECK(arrivals[2] == Approx(0.060));
+  CHECK_FALSE(control.set_link({}));  // the run has ended: no network to change
 }
 
 TEST_CASE("scenario files: good ones load, bad ones name file, line and column",

@@ -133,3 +133,20 @@ TEST_CASE("a run description survives its JSON form") {
   CHECK_THROWS_WITH(run_spec_from_json(R"({"allreduce": "fast"})", "t.json"),
                     Catch::Contains("t.json"));
 }
+
+TEST_CASE("the network's description names the links that differ, in the units given") {
+  sim::ClusterOptions c;
+  c.network.link.latency_s = 0.01;
+  c.network.link.bandwidth_Bps = 1.25e8;
+  c.network.overrides.push_back({.from = 0, .to = 1, .latency_s = 0.03});
+  std::string d = sim::describe_network(c);
+  CHECK(d.find("latency 10 ms, bandwidth 1 Gbit/s") == 0);
+  CHECK(d.find("link 0->1: latency 30 ms") != std::string::npos);
+  c.network.overrides.push_back({.from = 2, .bandwidth_Bps = 1.25e6});
+  d = sim::describe_network(c);
+  CHECK(d.find("links from 2: bandwidth 10 Mbit/s") != std::string::npos);
+  // Many overrides: a count, so the caption stays one line.
+  for (int i = 0; i < 3; ++i)
+    c.network.overrides.push_back({.to = i, .loss = 0.01});
+  CHECK(sim::describe_network(c).find("5 link overrides") != std::string::npos);
+}

@@ -83,8 +83,9 @@ Bodies bodies_for(dsgd::mpi::MpiCommunicator& comm, std::vector<float>& data) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"bench_mpi_allreduce: bare MPI_Allreduce against dsgd's over MPI (run it under "
-               "mpirun -np 2 or more)"};
+  CLI::App app{
+      "bench_mpi_allreduce: bare MPI_Allreduce against dsgd's over MPI (run it under "
+      "mpirun -np 2 or more)"};
   app.add_option("--max-mib", o.max_mib, "Largest size in MiB (from 1 MiB, doubling)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

@@ -43,7 +43,8 @@ const char* tag_label(int tag) {
 
 std::string tag_text(int tag) {
   if (tag < kCollectiveTagBase) return fmt::format("tag {}", tag);
-  return fmt::format("tag {}, {}", tag, tag_label(tag));
+  if (const CollectiveTag* c = find_collective_tag(tag)) return c->label;
+  return fmt::format("reserved tag {}", tag);
 }
 
 }  // namespace dsgd

@@ -27,7 +27,8 @@ const CollectiveTag* find_collective_tag(CollectiveOp op, Algorithm algorithm);
 // What a message with `tag` is called: its collective's label, "collective" for a reserved
 // tag no collective uses, "p2p" for a user tag.
 const char* tag_label(int tag);
-// A tag as messages and errors show it: "tag 0", or "tag 1073741828, all_reduce ring".
+// A tag as messages and errors show it: "tag 0"; a collective's message by its name
+// ("all_reduce ring"), not by the reserved number no user wrote.
 std::string tag_text(int tag);
 
 }  // namespace dsgd

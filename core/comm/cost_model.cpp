@@ -113,6 +113,13 @@ double Cost::predict_s(double alpha_s, double bandwidth_Bps) const {
   return std::max(steps * segments * b + alpha_s, steps * alpha_s + (steps + segments - 1) * b);
 }
 
+double Cost::predict_switch_s(double alpha_s, double bandwidth_Bps) const {
+  if (switch_path_bytes == 0) return predict_s(alpha_s, bandwidth_Bps);
+  Cost shared = *this;
+  shared.critical_path_bytes = switch_path_bytes;
+  return shared.predict_s(alpha_s, bandwidth_Bps);
+}
+
 Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t bytes) {
   if (world < 1)
     throw UsageError(
@@ -129,9 +136,15 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
     case CollectiveOp::reduce:
       return tree_cost(world, whole, true, false);
     case CollectiveOp::gather:
-      return {.steps = 1, .bytes_sent_per_rank = piece, .critical_path_bytes = piece};
+      return {.steps = 1,
+              .bytes_sent_per_rank = piece,
+              .critical_path_bytes = piece,
+              .switch_path_bytes = (world - 1) * piece};
     case CollectiveOp::scatter:
-      return {.steps = 1, .bytes_sent_per_rank = (world - 1) * piece, .critical_path_bytes = piece};
+      return {.steps = 1,
+              .bytes_sent_per_rank = (world - 1) * piece,
+              .critical_path_bytes = piece,
+              .switch_path_bytes = (world - 1) * piece};
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter:
       return ring_cost(world - 1, piece);
@@ -142,8 +155,10 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
   }
   switch (a) {
     case Algorithm::naive:
-      return {
-          .steps = 2, .bytes_sent_per_rank = (world - 1) * whole, .critical_path_bytes = 2 * whole};
+      return {.steps = 2,
+              .bytes_sent_per_rank = (world - 1) * whole,
+              .critical_path_bytes = 2 * whole,
+              .switch_path_bytes = 2 * (world - 1) * whole};
     case Algorithm::tree:
       return tree_cost(world, whole, true, true);
     case Algorithm::halving_doubling:

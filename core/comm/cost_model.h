@@ -27,6 +27,14 @@ namespace dsgd {
 // bytes_sent_per_rank / B that the formula above ignores; compare it with the
 // bandwidth-optimal 2(R-1)/R S of all_reduce.
 //
+// The switch model (sim/network.h Topology::switch_): every rank has one uplink and one
+// downlink, so messages that leave or enter one rank at once go one after another.
+// predict_switch_s charges switch_path_bytes instead of critical_path_bytes: more where a
+// root talks to R-1 ranks at once (naive all_reduce: 2(R-1) S through rank 0; gather and
+// scatter: c), the same where each rank talks to one rank at a time (ring,
+// halving-doubling; the binomial trees when R is a power of two; for other R a tree's
+// later children wait for the earlier ones and predict_switch_s is a lower bound).
+//
 // Pipelining: the ring all-reduce sends a chunk larger than kRingSegmentFloats as
 // `segments` messages (chunks.h), each passed on as soon as it arrives. With m segments of
 // b = critical_path_bytes / (steps m) / B seconds each, the last one arrives after
@@ -38,9 +46,12 @@ struct Cost {
   double bytes_sent_per_rank = 0.0;  // the busiest rank's sent bytes
   double critical_path_bytes = 0.0;  // bytes crossing links one after another
   int segments = 1;                  // messages each step's piece travels in (pipelined)
+  double switch_path_bytes = 0.0;    // the critical path's bytes on a switch; 0: the same
   // steps * alpha_s + critical_path_bytes / bandwidth_Bps (bandwidth 0 = unlimited), or the
   // pipelined time above when segments > 1.
   double predict_s(double alpha_s, double bandwidth_Bps) const;
+  // predict_s on the switch model: with switch_path_bytes where it is set.
+  double predict_switch_s(double alpha_s, double bandwidth_Bps) const;
 };
 
 // The cost of `op` run with the resolved `algorithm` (resolve_algorithm in collectives.h;

@@ -37,6 +37,8 @@ MessagePhase ring_all_reduce(MessagePhase p, int world, int src, int m, size_t c
   const int s = ring.step_of(m);
   p.phase = ring.reducing(s) ? Phase::reduce_scatter : Phase::all_gather;
   p.step = s;
+  p.phase_steps = world - 1;
+  p.phase_step = s % (world - 1);
   p.segment = ring.segment_of(m);
   p.chunk = ring.sent_chunk(src, s);
   p.contributions = ring.sent_contributions(s);
@@ -62,6 +64,10 @@ MessagePhase halving_doubling(MessagePhase p, int world, int src, int m) {
     p.step = h.steps() - 1;
     p.contributions = world;
   }
+  const bool exchange = p.phase == Phase::reduce_scatter || p.phase == Phase::all_gather;
+  p.phase_steps = exchange ? h.levels : 1;
+  p.phase_step = exchange ? m % h.levels : 0;
+  if (p.phase == Phase::unknown) p.phase_step = -1, p.phase_steps = 0;
   return p;
 }
 
@@ -72,15 +78,17 @@ MessagePhase binomial(MessagePhase p, int world, int src, int dst, bool towards_
                       bool then_broadcast) {
   const int levels = tree_levels(world);
   p.steps = then_broadcast ? 2 * levels : levels;
+  p.phase_steps = levels;
   if (towards_root) {
     const int mask = mod(src - dst, world);
     p.phase = Phase::reduce;
-    p.step = log2_floor(mask);
+    p.step = p.phase_step = log2_floor(mask);
     if (then_broadcast) p.contributions = std::min(mask, world - src);  // src's subtree
   } else {
     const int mask = mod(dst - src, world);
     p.phase = Phase::broadcast;
-    p.step = (then_broadcast ? levels : 0) + levels - 1 - log2_floor(mask);
+    p.phase_step = levels - 1 - log2_floor(mask);
+    p.step = (then_broadcast ? levels : 0) + p.phase_step;
     if (then_broadcast) p.contributions = world;
   }
   return p;
@@ -98,6 +106,8 @@ MessagePhase all_reduce_phase(MessagePhase p, int world, int src, int dst, int m
       p.steps = 2;
       p.phase = src == 0 ? Phase::from_root : Phase::to_root;
       p.step = src == 0 ? 1 : 0;
+      p.phase_step = 0;
+      p.phase_steps = 1;
       p.contributions = src == 0 ? world : 1;
       return p;
     case Algorithm::automatic:
@@ -113,7 +123,8 @@ MessagePhase ring_rows(MessagePhase p, int world, int src, int m, bool reducing)
   p.steps = world - 1;
   if (m >= p.steps) return p;
   p.phase = reducing ? Phase::reduce_scatter : Phase::all_gather;
-  p.step = m;
+  p.step = p.phase_step = m;
+  p.phase_steps = p.steps;
   p.chunk = mod(src - m - (reducing ? 1 : 0), world);
   p.contributions = reducing ? m + 1 : 1;
   return p;
@@ -126,14 +137,15 @@ MessagePhase chain(MessagePhase p, int m, size_t count) {
   p.steps = p.segments = ring_segments(count);
   if (m >= p.steps) return p;
   p.phase = Phase::broadcast;
-  p.step = p.segment = m;
+  p.step = p.segment = p.phase_step = m;
+  p.phase_steps = p.steps;
   return p;
 }
 
 MessagePhase direct(MessagePhase p, Phase phase) {
   p.phase = phase;
-  p.step = 0;
-  p.steps = 1;
+  p.step = p.phase_step = 0;
+  p.steps = p.phase_steps = 1;
   return p;
 }
 
@@ -191,8 +203,8 @@ MessagePhase message_phase(int tag, int world, int src, int dst, int m, size_t c
       return ring_rows(p, world, src, m, true);
     case CollectiveOp::barrier:
       p.phase = Phase::round;
-      p.step = m;
-      p.steps = tree_levels(world);
+      p.step = p.phase_step = m;
+      p.steps = p.phase_steps = tree_levels(world);
       return p;
   }
   return p;

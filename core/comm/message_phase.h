@@ -36,6 +36,8 @@ struct MessagePhase {
   Phase phase = Phase::p2p;
   int step = -1;  // in [0, steps) of its collective, counted over all its phases; -1 unknown
   int steps = 0;
+  // Its step within its phase ("reduce-scatter, 2 of 3"): in [0, phase_steps), or -1.
+  int phase_step = -1, phase_steps = 0;
   int chunk = -1;  // ring all_reduce: the chunk it carries (ring all_gather, reduce_scatter: row)
   // ring all_reduce: which of the chunk's messages; chain broadcast: of the buffer's
   int segment = -1, segments = 0;

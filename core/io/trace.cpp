@@ -187,7 +187,10 @@ Slice structural_slice(const FoldSlice& f, const Folded& d, int64_t last_ns) {
     case SliceKind::note:
       s.name = f.name;
       s.cat = td::kNoteCat;
-      s.args = "{}";
+      // About a message (a retransmit): its peer, tag and the note's count, to read back.
+      s.args = f.peer < 0
+                   ? "{}"
+                   : fmt::format("{{\"peer\":{},\"tag\":{},\"seq\":{}}}", f.peer, f.tag, f.seq);
       s.instant = true;
       return s;
     case SliceKind::send:
@@ -392,9 +395,11 @@ std::vector<std::string> event_lines(const std::vector<Slice>& all,
   std::vector<td::MessageEnd> ends;
   for (const Slice& s : all) {
     if (s.instant) {
-      lines.push_back(fmt::format(
-          "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"ts\":{}}}",
-          td::json_quote(s.name), s.cat, s.rank, s.tid, td::format_us(s.start_ns)));
+      lines.push_back(
+          fmt::format("{{\"name\":{},\"cat\":\"{}\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},"
+                      "\"ts\":{}{}}}",
+                      td::json_quote(s.name), s.cat, s.rank, s.tid, td::format_us(s.start_ns),
+                      s.args == "{}" ? "" : ",\"args\":" + s.args));
       continue;
     }
     lines.push_back(fmt::format(

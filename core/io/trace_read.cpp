@@ -188,6 +188,7 @@ class EventReader {
   TraceEvents finish(const std::string& name);
 
  private:
+  void read_note(const json& item);
   void read_slice(const json& item, const std::string& cat);
   void read_message(const json& args, Event& begin, Event& end);
   void read_phase(const json& item, const std::string& cat, const json& args, Event& begin,
@@ -222,22 +223,30 @@ int checked_rank(double value, const char* where) {
   return static_cast<int>(value);
 }
 
+// A note: an instant, with the message it is about (peer, tag, seq) when it names one.
+void EventReader::read_note(const json& item) {
+  const int rank = checked_rank(number(item, "pid", -1), "pid");
+  const double ts = number(item, "ts", 0);
+  const json args = item.value("args", json::object());
+  if (!args.is_object()) throw DataError("'args' is not an object");
+  const double peer = number(args, "peer", -1);
+  push(ts, 0,
+       {.kind = EventKind::note,
+        .rank = rank,
+        .peer = peer < 0 ? -1 : checked_rank(peer, "args.peer"),
+        .tag = static_cast<int>(number(args, "tag", 0)),
+        .seq = static_cast<uint64_t>(std::max(0.0, number(args, "seq", 0))),
+        .wall_s = ts * 1e-6,
+        .model_s = -1,
+        .op = intern(item.value("name", std::string()))},
+       nullptr);
+}
+
 void EventReader::read(const json& item) {
   if (!item.is_object()) throw DataError("not an object");
   const std::string ph = item.value("ph", std::string());
   const std::string cat = item.value("cat", std::string());
-  if (ph == "i" && cat == td::kNoteCat) {
-    const int rank = checked_rank(number(item, "pid", -1), "pid");
-    const double ts = number(item, "ts", 0);
-    push(ts, 0,
-         {.kind = EventKind::note,
-          .rank = rank,
-          .wall_s = ts * 1e-6,
-          .model_s = -1,
-          .op = intern(item.value("name", std::string()))},
-         nullptr);
-    return;
-  }
+  if (ph == "i" && cat == td::kNoteCat) return read_note(item);
   if (ph != "X") return;
   for (const char* known :
        {td::kP2pCat, td::kComputeCat, td::kCollectiveCat, td::kStepCat, td::kPendingCat})

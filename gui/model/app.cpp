@@ -15,6 +15,7 @@ void GuiApp::start_lesson(int number, bool chinese, double speed) {
   replay_.reset();
   replay_curve_.reset();
   error_.clear();
+  forget_view_of_last_run();
   view_.lesson_pick = number;
   view_.lesson_zh = chinese;
   if (!lesson_) lesson_ = std::make_unique<LessonSession>();
@@ -30,6 +31,7 @@ void GuiApp::start_live(const SimSettings& settings) {
   replay_.reset();
   replay_curve_.reset();
   error_.clear();
+  forget_view_of_last_run();
   view_.draft = settings;
   if (!session_) session_ = std::make_unique<SimSession>();
   try {
@@ -45,6 +47,7 @@ void GuiApp::open_replay(const std::string& trace_path, const std::string& metri
   replay_.reset();
   replay_curve_.reset();
   error_.clear();
+  forget_view_of_last_run();
   try {
     replay_ = Replay::load(trace_path);
     cursor_s_ = replay_->begin_s();
@@ -59,10 +62,17 @@ void GuiApp::open_replay(Replay replay, std::optional<Curve> curve) {
   if (session_) session_->stop();
   if (lesson_) lesson_->stop();
   error_.clear();
+  forget_view_of_last_run();
   replay_ = std::move(replay);
   replay_curve_ = std::move(curve);
   cursor_s_ = replay_->begin_s();
   show_recorded_run();
+}
+
+void GuiApp::forget_view_of_last_run() {
+  view_.timeline_span_s = 0;
+  view_.timeline_end_s = 0;
+  view_.selected_message = -1;
 }
 
 void GuiApp::seek(double t_s) {
@@ -90,6 +100,12 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::start_lesson:
         start_lesson(c.index, c.flag, view_.draft.speed);
         continue;
+      case CommandKind::set_speed:  // a restart keeps the pace the class chose
+        if (!replay_) view_.draft.speed = c.value;
+        break;
+      case CommandKind::save_png:
+      case CommandKind::record_gif:
+        continue;  // the window's (exporter.h)
       default:
         break;
     }
@@ -162,6 +178,7 @@ Snapshot GuiApp::replay_snapshot() const {
   in.time_base = replay_->time_base();
   in.now_s = cursor_s_;
   in.algorithm = replay_->all_reduce_algorithm();
+  in.complete = true;  // a trace holds every receive there was
   Snapshot s = build_snapshot(replay_->events(), in);
   s.begin_s = replay_->begin_s();
   s.end_s = replay_->end_s();

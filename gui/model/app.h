@@ -52,6 +52,9 @@ class GuiApp {
   std::unique_ptr<SimSession> session_;
   std::unique_ptr<LessonSession> lesson_;
   std::vector<LessonEntry> lessons_;  // the catalog, for the picker
+  // A new run, lesson or replay: the timeline's zoom and scroll and the selected message
+  // belonged to the old one's times and messages.
+  void forget_view_of_last_run();
   // Reads the replay's run description into recorded_ (and the controls' draft).
   void show_recorded_run();
   Snapshot replay_snapshot() const;

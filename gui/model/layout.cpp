@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -96,81 +95,18 @@ Rgba colour_for_op(const char* op) {
     Rgba colour;
   };
   static constexpr Entry kColours[] = {
-      {"all_reduce ring", rgba(255, 140, 0)},
-      {"all_reduce", rgba(255, 140, 0)},
-      {"all_reduce naive", rgba(230, 60, 60)},
-      {"all_reduce tree", rgba(60, 180, 75)},
-      {"all_reduce halving_doubling", rgba(160, 90, 230)},
-      {"broadcast", rgba(40, 150, 255)},
-      {"reduce", rgba(0, 200, 200)},
-      {"barrier", rgba(150, 150, 150)},
-      {"gather", rgba(240, 50, 230)},
-      {"scatter", rgba(200, 200, 0)},
-      {"all_gather", rgba(255, 200, 80)},
-      {"reduce_scatter", rgba(120, 220, 120)},
-      {"forward_backward", rgba(70, 130, 220)},
+      {"all_reduce ring", rgba(255, 140, 0)},   {"all_reduce", rgba(255, 140, 0)},
+      {"all_reduce naive", rgba(220, 40, 140)},  // not red: red marks faults
+      {"all_reduce tree", rgba(60, 180, 75)},   {"all_reduce halving_doubling", rgba(160, 90, 230)},
+      {"broadcast", rgba(40, 150, 255)},        {"reduce", rgba(0, 200, 200)},
+      {"barrier", rgba(150, 150, 150)},         {"gather", rgba(240, 50, 230)},
+      {"scatter", rgba(200, 200, 0)},           {"all_gather", rgba(255, 200, 80)},
+      {"reduce_scatter", rgba(120, 220, 120)},  {"forward_backward", rgba(70, 130, 220)},
       {"update", rgba(90, 200, 160)},
   };
   for (const Entry& e : kColours)
     if (std::strcmp(e.op, op) == 0) return e.colour;
   return rgba(220, 220, 220);
-}
-
-float packet_radius(uint64_t bytes) {
-  const double b = std::max<double>(1.0, static_cast<double>(bytes));
-  // 64 B -> 3 px, 64 MB -> 12 px
-  return static_cast<float>(std::clamp(3.0 + (std::log2(b) - 6.0) * 0.45, 3.0, 12.0));
-}
-
-double PlotScale::to_unit(double v) const {
-  if (log) {
-    const double l = std::log10(std::max(v, lo)), a = std::log10(lo), b = std::log10(hi);
-    return b > a ? (l - a) / (b - a) : 0.5;
-  }
-  return hi > lo ? (v - lo) / (hi - lo) : 0.5;
-}
-
-PlotScale fit_scale(const std::vector<double>& values, bool log) {
-  PlotScale s{.lo = std::numeric_limits<double>::infinity(),
-              .hi = -std::numeric_limits<double>::infinity(),
-              .log = log};
-  for (double v : values) {
-    if (!std::isfinite(v) || (log && v <= 0)) continue;
-    s.lo = std::min(s.lo, v);
-    s.hi = std::max(s.hi, v);
-  }
-  if (!std::isfinite(s.lo)) return {.lo = log ? 0.1 : 0, .hi = 1, .log = log};
-  if (s.hi == s.lo) {
-    s.hi = log ? s.lo * 10 : s.lo + 1;
-    if (!log) s.lo -= 1;
-  }
-  return s;
-}
-
-Rect view_rect(View view, View only, float w, float h, bool lesson, bool demo) {
-  if (only != View::all) return {0, 0, w, h};
-  if (view == View::messages || view == View::time) view = View::timeline;  // its tabs
-  if (demo && !lesson && view == View::gradients) return {0.61f * w, 0, w, 0.6f * h};
-  if (lesson && view == View::timeline) return {0.22f * w, 0.6f * h, 0.61f * w, h};
-  switch (view) {
-    case View::controls:
-      return {0, 0, 0.22f * w, h};
-    case View::topology:
-      return {0.22f * w, 0, 0.61f * w, 0.6f * h};
-    case View::convergence:
-      return {0.61f * w, 0, w, 0.34f * h};
-    case View::gradients:
-      return {0.61f * w, 0.34f * h, w, 0.6f * h};
-    case View::timeline:
-      return {0.22f * w, 0.6f * h, w, h};
-    case View::lesson:
-      return {0.61f * w, 0, w, h};
-    case View::messages:  // mapped to the timeline above
-    case View::time:
-    case View::all:
-      break;
-  }
-  return {0, 0, w, h};
 }
 
 std::string format_seconds(double s) {
@@ -182,11 +118,12 @@ std::string format_seconds(double s) {
   return fmt::format("{:.2f} s", s);
 }
 
+// Decimal units, as dsgd's flags read them (sim/link_model.h: "MB" is 10^6 bytes).
 std::string format_bytes(double bytes) {
-  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
-  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KB", bytes / 1024);
-  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MB", bytes / (1024 * 1024));
-  return fmt::format("{:.2f} GB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes < 1e3) return fmt::format("{:.0f} B", bytes);
+  if (bytes < 1e6) return fmt::format("{:.3g} kB", bytes / 1e3);
+  if (bytes < 1e9) return fmt::format("{:.3g} MB", bytes / 1e6);
+  return fmt::format("{:.3g} GB", bytes / 1e9);
 }
 
 }  // namespace dsgd::gui

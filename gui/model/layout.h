@@ -49,33 +49,10 @@ constexpr Rgba rgba(int r, int g, int b, int a = 255) {
 // The colour of an operation: a message's label (collective_tags.h: "all_reduce ring",
 // "broadcast", ..., "p2p") or a phase's name ("forward_backward", "update").
 Rgba colour_for_op(const char* op);
-// A packet's radius in pixels for `bytes`: grows with log2(bytes), from 3 px to 12 px.
-float packet_radius(uint64_t bytes);
-
-// A plot axis: maps values in [lo, hi] to [0, 1], linearly or by log10 (values <= 0 clamp
-// to the smallest positive value seen).
-struct PlotScale {
-  double lo = 0, hi = 1;
-  bool log = false;
-  double to_unit(double v) const;
-};
-PlotScale fit_scale(const std::vector<double>& values, bool log);
-
-// Where draw_dashboard puts a view's window in a display of `width` x `height` pixels (the
-// whole display when showing only one view); the screenshot tests check these rectangles.
-// With a lesson open the lesson panel takes the right-hand column (convergence and gradients
-// make way) and the timeline the rest of the bottom. The message log and where the time goes
-// are tabs of the timeline's window. In the all_reduce demo (`demo`), which has no loss
-// curve, the gradient view takes the convergence view's place as well.
-struct Rect {
-  float x0, y0, x1, y1;
-};
-Rect view_rect(View view, View only, float width, float height, bool lesson = false,
-               bool demo = false);
 
 // "1.5 ms", "3 us", "2.00 s".
 std::string format_seconds(double s);
-// "1.4 KB", "12 MB".
+// "1.4 kB", "12 MB": decimal units, as the flags read them ("MB" = 10^6 bytes).
 std::string format_bytes(double bytes);
 
 }  // namespace dsgd::gui

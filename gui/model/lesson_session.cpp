@@ -214,7 +214,7 @@ Snapshot LessonSession::snapshot(const ViewSettings& view) const {
                     .now_s = run_->control.clock().now_s(),
                     .links = run_->links,
                     .algorithm = Algorithm::ring};
-  Snapshot s = build_snapshot(run_->events.tail(60000), in);
+  Snapshot s = run_->events.snapshot(in, 60000, run_->lesson->finished());
   s.view = view;
   s.lesson = this->view();
   s.error = s.lesson.error;
@@ -225,11 +225,10 @@ Snapshot LessonSession::snapshot(const ViewSettings& view) const {
   c.step_mode = run_->control.step_mode();
   c.speed = run_->control.clock().speed();
   c.settings = view.draft;
-  const bool zh = s.lesson.zh;
   c.status = !s.error.empty()           ? "failed"
-             : run_->lesson->finished() ? (zh ? "本课结束 (finished)" : "lesson finished")
+             : run_->lesson->finished() ? "lesson finished"
              : c.paused                 ? "paused"
-             : c.step_mode              ? (zh ? "逐条消息 (step mode)" : "step mode")
+             : c.step_mode              ? "step mode"
                                         : "running";
   s.title = fmt::format("lesson {} - {}", run_->info.number, run_->text.title);
   s.network = run_->network;

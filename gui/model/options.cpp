@@ -37,12 +37,35 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--width", o.width, "Window width");
   app.add_option("--height", o.height, "Window height");
   app.add_flag("--headless", o.headless, "Render --frames frames and write --screenshot");
-  app.add_option("--frames", o.frames, "Headless: frames to render");
+  app.add_option("--frames", o.frames, "Headless: frames to render; --record: frames in the GIF");
   app.add_option("--screenshot", o.screenshot, "Headless: PNG to write");
   app.add_option("--min-steps", o.min_steps, "Headless: wait for this many steps first");
   app.add_option("--step-messages", o.step_messages, "Headless: step this many messages first");
   app.add_option("--seek", o.seek, "Replay: cursor at this fraction of the trace (0..1), paused");
   app.add_option("--wait", o.timeout_s, "Headless: seconds to wait for --min-steps");
+}
+
+void add_record_flags(CLI::App& app, RecordOptions& r) {
+  app.add_option("--record", r.path,
+                 "Record --frames frames into an animated GIF (with or without --headless)");
+  app.add_option("--record-every", r.every, "Record: keep one rendered frame in K");
+  app.add_option("--record-scale", r.scale, "Record: shrink each frame by this (0.1 to 1)");
+  app.add_option("--record-delay", r.delay_ms,
+                 "Record: show each frame this many ms (default: the real time between them)");
+}
+
+// A window records at most 30 frames a second (a GIF needs no more); headless, every frame
+// rendered is a state to show.
+void read_record_flags(GuiOptions& o) {
+  RecordOptions& r = o.record;
+  if (!r.path.empty() && !r.path.ends_with(".gif"))
+    throw UsageError(fmt::format("--record {}: give a file name ending in .gif", r.path));
+  if (r.every < 1) throw UsageError("--record-every: at least 1");
+  if (r.scale < 0.1 || r.scale > 1) throw UsageError("--record-scale: use 0.1 to 1");
+  if (r.delay_ms < 0 || r.delay_ms > 600000)
+    throw UsageError("--record-delay: use 0 (real time) to 600000 ms");
+  r.max_frames = o.frames;
+  r.min_interval_s = o.headless ? 0.0 : 1.0 / 30;
 }
 
 Theme parse_theme(const std::string& theme) {
@@ -72,13 +95,13 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   o.view_settings.bottom = *tab;
   o.view_settings.theme = parse_theme(w.theme);
   if (o.view_settings.theme == Theme::projector && o.view_settings.ui_scale == 1.0f)
-    o.view_settings.ui_scale = 1.75f;
+    o.view_settings.ui_scale = kProjectorScale;
   if (o.view_settings.ui_scale < 0.5f || o.view_settings.ui_scale > 4.0f)
     throw UsageError("--scale: use 0.5 to 4");
   if (o.width < 200 || o.height < 200 || o.width > 8192 || o.height > 8192)
     throw UsageError("--width/--height: use 200 to 8192 pixels");
-  if (o.headless && o.screenshot.empty())
-    throw UsageError("--headless needs --screenshot FILE.png");
+  if (o.headless && o.screenshot.empty() && o.record.path.empty())
+    throw UsageError("--headless needs --screenshot FILE.png or --record FILE.gif");
   if (o.frames < 1) throw UsageError("--frames: at least 1");
   if (o.sim.speed < 0.001 || o.sim.speed > 1000) throw UsageError("--speed: use 0.001 to 1000");
   o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh || o.view_settings.chinese;
@@ -101,6 +124,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   // network, faults), over the window's own defaults.
   sim::add_run_flags(app, run, sim::kTrainingFlags | sim::kClusterFlags, gui_run_defaults());
   add_window_flags(app, o, window);
+  add_record_flags(app, o.record);
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);
@@ -111,6 +135,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   }
   if (!window.algorithm.empty()) run.allreduce = window.algorithm;
   read_window_flags(window, o);
+  read_record_flags(o);
   o.sim.run = sim::build_run_spec(run, gui_run_defaults());
   return o;
 }

@@ -1,12 +1,14 @@
 // The command line of dsgd-gui: what to show (a live run from settings or a scenario, or a
-// replayed trace), how (theme, projector scale, one view or all), and the headless mode that
-// renders N frames under Xvfb and writes a screenshot. Not the window: main() acts on it.
+// replayed trace), how (theme, projector scale, one view or all), the headless mode that
+// renders N frames under Xvfb and writes a screenshot, and a GIF recording (--record).
+// Not the window: main() acts on it.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gui/model/recording.h"
 #include "gui/model/settings.h"
 
 namespace dsgd::gui {
@@ -29,6 +31,9 @@ struct GuiOptions {
   int step_messages = 0;   // headless: deliver this many messages in step mode first
   double seek = -1;        // replay: put the cursor at this fraction (0..1) and pause
   double timeout_s = 120;  // headless (--wait): give up waiting for min_steps after this
+  // --record FILE.gif: the first `frames` frames into an animated GIF (path empty: none);
+  // --record-every, --record-scale and --record-delay also shape the Record GIF button's.
+  RecordOptions record;
 };
 
 // UsageError naming the flag for bad values; the help text for -h is thrown as HelpRequested.

@@ -43,6 +43,15 @@ size_t EventRecorder::total() const {
   return dropped_ + events_.size();
 }
 
+Snapshot EventRecorder::snapshot(SnapshotInputs in, size_t count, bool ended) const {
+  const std::vector<Event> events = tail(count);
+  if (ended) in.now_s = -1;  // the last event's time: the clock runs on, the run does not
+  Snapshot s = build_snapshot(events, in);
+  if (!events.empty() && total() > events.size()) s.events_from_s = s.begin_s;
+  s.begin_s = 0;
+  return s;
+}
+
 // ---------------------------------------------------------------------------------------
 // [options]
 // ---------------------------------------------------------------------------------------
@@ -56,11 +65,15 @@ SnapshotInputs snapshot_inputs(const sim::RunSpec& run) {
   SnapshotInputs in{.world = nodes, .time_base = TimeBase::wall, .algorithm = run.allreduce};
   in.stragglers.assign(nodes, 1.0);
   in.crash_steps.assign(nodes, 0);
+  in.crash_s.assign(nodes, 0.0);
   for (const auto& [rank, node] : run.cluster.node_overrides) {
     if (rank < 0 || rank >= nodes) continue;
     in.stragglers[rank] = node.straggler;
     in.crash_steps[rank] = node.crash_at_step.value_or(0);
+    in.crash_s[rank] = node.crash_at_s.value_or(0.0);
   }
+  in.outages = run.cluster.network.outages;
+  in.rto_s = run.cluster.network.rto_s;
   return in;
 }
 
@@ -249,7 +262,7 @@ bool SimSession::apply(const Command& c) {
     case CommandKind::set_step_mode:
       settings_.step_mode = c.flag;
       control.set_step_mode(c.flag);
-      if (c.flag) control.resume();  // step mode holds messages; the clock keeps running
+      if (c.flag) control.resume();  // step mode holds messages and the clock by itself
       return true;
     case CommandKind::step_message:
       if (!control.step_mode()) {
@@ -258,6 +271,9 @@ bool SimSession::apply(const Command& c) {
         control.resume();
       }
       ++pending_message_steps_;
+      return true;
+    case CommandKind::set_link:
+      set_link(c.settings.run.cluster.network.link);
       return true;
     case CommandKind::step_training:
       control.set_step_mode(false);
@@ -268,6 +284,12 @@ bool SimSession::apply(const Command& c) {
     default:
       return false;
   }
+}
+
+void SimSession::set_link(const sim::LinkSpec& link) {
+  settings_.run.cluster.network.link = link;
+  run_->links = link_views(settings_);
+  run_->control.set_link(link);
 }
 
 void SimSession::poll() {
@@ -305,9 +327,10 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
   SnapshotInputs in = snapshot_inputs(set.run);
   in.now_s = run_->control.clock().now_s();
   in.links = run_->links;
+  in.complete = run_->finished;
   if (set.mode == RunMode::allreduce_demo)
     in.demo_elements = set.demo_elements > 0 ? set.demo_elements : 2 * set.run.cluster.nodes;
-  Snapshot s = build_snapshot(run_->recorder.tail(limits_.snapshot_events), in);
+  Snapshot s = run_->recorder.snapshot(in, limits_.snapshot_events, run_->finished);
   s.view = view;
   s.curves = history_;
   {
@@ -331,8 +354,8 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
              : c.paused         ? "paused"
              : c.step_mode      ? "step mode"
                                 : "running";
-  s.title = fmt::format("{} - {}", to_string(set.mode), describe(set));
-  s.network = sim::describe_network(set.run.cluster);
+  s.title = fmt::format("{} - {}", to_string(set.mode), describe(settings_));
+  s.network = sim::describe_network(settings_.run.cluster);
   return s;
 }
 

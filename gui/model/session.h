@@ -30,6 +30,9 @@ class EventRecorder : public EventSink {
   // The last `count` events, oldest first.
   std::vector<Event> tail(size_t count) const;
   size_t total() const;  // events seen, dropped ones included
+  // The snapshot of the newest `count` events. Its timeline starts where the run did
+  // (network time 0); once the run has `ended`, its time stands at the last event.
+  Snapshot snapshot(SnapshotInputs in, size_t count, bool ended) const;
 
  private:
   sim::NetClock& clock_;
@@ -58,7 +61,8 @@ class SimSession {
   // Asks the run to end at its next step and waits for it.
   void stop();
   // Applies a simulation command (play, pause, set_speed, set_step_mode, step_message,
-  // step_training, restart); returns false for commands that are not for the session.
+  // step_training, set_link, restart); returns false for commands that are not for the
+  // session.
   bool apply(const Command& command);
   // Once per frame: delivers messages the user stepped, without blocking the frame.
   void poll();
@@ -72,6 +76,8 @@ class SimSession {
 
  private:
   struct Run;
+  // The running network's default link, from now on (the settings say so too).
+  void set_link(const sim::LinkSpec& link);
   SessionLimits limits_;
   SimSettings settings_;
   std::unique_ptr<Run> run_;

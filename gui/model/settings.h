@@ -61,6 +61,8 @@ const char* to_string(View view);
 std::optional<View> parse_view(const std::string& text);
 
 enum class Theme { dark, light, projector };
+// The UI scale the projector theme starts at when none larger was asked for (28 px text).
+constexpr float kProjectorScale = 1.75f;
 
 // What the all_reduce demo's bars show: the values now, each rank's input before the
 // all_reduce, the sum every rank holds after it, or that sum divided by N (ReduceOp::AVG).
@@ -80,6 +82,7 @@ struct ViewSettings {
   int lesson_pick = 1;          // the lesson picker's choice (a lesson number) ...
   bool lesson_zh = false;       // ... and language, applied by "open lesson"
   std::string dismissed_error;  // the error banner the user closed; another error shows again
+  int layout_resets = 0;        // "Reset layout" presses: each puts the windows back in tiles
   // What a teacher picks in the message log, where the time goes, the demo and a replay.
   View bottom = View::timeline;              // the dashboard's bottom tab: timeline, messages, time
   int64_t time_step = 0;                     // where the time goes: this step; 0 = the latest

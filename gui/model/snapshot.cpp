@@ -1,8 +1,10 @@
-// Sections: [time and links] [build: frame, messages, slices and ranks, gradients].
+// Sections: [time and links] [build: frame, messages, slices and ranks, messages in flight
+// and lost, gradients] [outages].
 // Everything event-derived comes from the event fold (core/event_fold.h), as the trace's does.
 #include "gui/model/snapshot.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/comm/chunks.h"
 #include "core/comm/collective_tags.h"
@@ -21,6 +23,11 @@ double time_of(const Event& e, TimeBase base) {
 
 double time_of(const Stamp& s, TimeBase base) {
   return base == TimeBase::model ? s.model_s : s.wall_s;
+}
+
+// When a message sent at `t` leaves: after the outages holding its link (or never).
+double departure_s(const SnapshotInputs& in, int src, int dst, double t) {
+  return in.outages.empty() ? t : sim::outage_end(in.outages, src, dst, t);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -66,7 +73,8 @@ EventFold fold_until(const std::vector<Event>& events, const Snapshot& s) {
   return fold;
 }
 
-MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMessage& f) {
+MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMessage& f,
+                         const SnapshotInputs& in) {
   const MessagePhase p = fold.phase(f);
   MessageView m{.src = f.src,
                 .dst = f.dst,
@@ -77,19 +85,25 @@ MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMes
                 .phase = p.phase,
                 .step = p.step,
                 .steps = p.steps,
+                .phase_step = p.phase_step,
+                .phase_steps = p.phase_steps,
                 .send_s = time_of(f.sent, s.time_base),
                 .chunk = p.chunk,
                 .segment = p.segment,
                 .segments = p.segments,
                 .contributions = p.contributions,
                 .preview_count = f.preview_count};
+  m.retransmits = f.retransmits;
   std::copy_n(f.preview.begin(), 4, m.preview);
+  m.depart_s = departure_s(in, f.src, f.dst, m.send_s);
   if (f.has_arrived) {
     m.arrive_s = time_of(f.arrived, s.time_base);
+    m.depart_s = std::min(m.depart_s, m.arrive_s);
     m.estimated = false;
     m.arrived = m.arrive_s <= s.now_s;
   } else {
-    m.arrive_s = m.send_s + transfer_estimate_s(s, f.src, f.dst, f.bytes);
+    m.arrive_s =
+        m.depart_s + transfer_estimate_s(s, f.src, f.dst, f.bytes) + f.retransmits * in.rto_s;
   }
   return m;
 }
@@ -134,6 +148,30 @@ void add_ranks(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
   }
   for (int r = 0; r < s.world && r < static_cast<int>(in.crash_steps.size()); ++r)
     s.ranks[r].crashed = in.crash_steps[r] > 0 && max_step >= in.crash_steps[r];
+  for (int r = 0; r < s.world && r < static_cast<int>(in.crash_s.size()); ++r)
+    s.ranks[r].crashed |= in.crash_s[r] > 0 && s.now_s >= in.crash_s[r];
+}
+
+// Messages in flight, and those that never arrive: past their estimated arrival with no
+// receive, when a rank at either end crashed or no receive is still to come.
+void add_in_flight(Snapshot& s, const SnapshotInputs& in) {
+  for (int i = 0; i < static_cast<int>(s.messages.size()); ++i) {
+    MessageView& m = s.messages[i];
+    if (m.arrived) continue;
+    const bool crashed_end = s.ranks[m.src].crashed || s.ranks[m.dst].crashed;
+    m.lost = m.estimated && (crashed_end || in.complete) && s.now_s >= m.arrive_s;
+    (m.lost ? s.lost : s.in_flight).push_back(i);
+  }
+}
+
+void add_outages(Snapshot& s, const SnapshotInputs& in) {
+  s.links_down = links_down_at(in.outages, s.now_s);
+  if (s.links_down.empty()) return;
+  s.links_down_until_s = 0;
+  for (const auto& [src, dst] : s.links_down)
+    s.links_down_until_s =
+        std::max(s.links_down_until_s, sim::outage_end(in.outages, src, dst, s.now_s));
+  s.partition = partition_groups(s.world, s.links_down);
 }
 
 // Each rank's latest all_reduce, as the algorithm its messages name runs it (the inputs'
@@ -148,8 +186,13 @@ void add_gradients(Snapshot& s, const EventFold& fold, const SnapshotInputs& in)
   g.ring = shown == Algorithm::ring;
   g.chunks = g.ring ? s.world : 1;
   g.contributions.resize(s.world);
-  for (int r = 0; r < s.world; ++r)
+  for (int r = 0; r < s.world; ++r) {
     g.contributions[r] = fold.all_reduce_contributions(r, shown);
+    if (s.ranks[r].crashed) continue;  // what it held when it died is no one's any more
+    ++g.alive;
+    g.holding_sum += std::all_of(g.contributions[r].begin(), g.contributions[r].end(),
+                                 [&](int c) { return c == s.world; });
+  }
   if (in.demo_elements <= 0 || s.world <= 0) return;
   g.elements = in.demo_elements;
   const Chunks chunks{static_cast<size_t>(in.demo_elements), g.chunks};
@@ -169,6 +212,49 @@ double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes) 
   if (src < 0 || dst < 0 || src >= s.world || dst >= s.world || s.links.empty()) return 0;
   const LinkView& l = s.link(src, dst);
   return l.latency_s + (l.bandwidth_Bps > 0 ? static_cast<double>(bytes) / l.bandwidth_Bps : 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// [outages]
+// ---------------------------------------------------------------------------------------
+
+std::vector<std::pair<int, int>> links_down_at(const std::vector<sim::Outage>& outages, double t) {
+  std::vector<std::pair<int, int>> down;
+  for (const sim::Outage& o : outages)
+    if (t >= o.from_s && t < o.until_s) down.insert(down.end(), o.links.begin(), o.links.end());
+  std::sort(down.begin(), down.end());
+  down.erase(std::unique(down.begin(), down.end()), down.end());
+  return down;
+}
+
+std::vector<std::vector<int>> partition_groups(int world,
+                                               const std::vector<std::pair<int, int>>& down) {
+  if (world < 2 || down.empty()) return {};
+  const auto is_down = [&](int a, int b) {
+    return std::binary_search(down.begin(), down.end(), std::pair{a, b});
+  };
+  std::vector<int> group(world);
+  std::iota(group.begin(), group.end(), 0);
+  const auto root = [&](int r) {
+    while (group[r] != r)
+      r = group[r] = group[group[r]];
+    return r;
+  };
+  for (int a = 0; a < world; ++a)
+    for (int b = a + 1; b < world; ++b)
+      if (!is_down(a, b) || !is_down(b, a)) group[root(b)] = root(a);
+  std::vector<std::vector<int>> out;
+  std::vector<int> index(world, -1);
+  for (int r = 0; r < world; ++r) {
+    int& g = index[root(r)];
+    if (g < 0) {
+      g = static_cast<int>(out.size());
+      out.emplace_back();
+    }
+    out[g].push_back(r);
+  }
+  if (out.size() < 2) out.clear();
+  return out;
 }
 
 void mark_slow_links(std::vector<LinkView>& links) {
@@ -195,11 +281,11 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
   const EventFold fold = fold_until(events, s);
   s.messages.reserve(fold.messages().size());
   for (const FoldMessage& f : fold.messages())
-    s.messages.push_back(message_view(s, fold, f));
-  for (int i = 0; i < static_cast<int>(s.messages.size()); ++i)
-    if (!s.messages[i].arrived) s.in_flight.push_back(i);
+    s.messages.push_back(message_view(s, fold, f, in));
   add_slices(s, fold);
   add_ranks(s, fold, in);
+  add_in_flight(s, in);
+  add_outages(s, in);
   add_gradients(s, fold, in);
   return s;
 }

@@ -15,6 +15,7 @@
 #include "core/io/trace.h"
 #include "gui/model/layout.h"
 #include "gui/model/settings.h"
+#include "sim/network.h"
 
 namespace dsgd::gui {
 
@@ -26,11 +27,17 @@ struct MessageView {
   uint64_t k = 0, bytes = 0;
   const char* op = "p2p";  // its collective's label ("all_reduce ring"), or "p2p"; static
   Phase phase = Phase::p2p;
-  int step = -1, steps = 0;  // its step in its collective, when known
+  int step = -1, steps = 0;              // its step in its collective, when known
+  int phase_step = -1, phase_steps = 0;  // its step within its phase, when known
   double send_s = 0;
+  double depart_s = 0;    // leaves the sender: send_s, or when the outage holding its link ends
   double arrive_s = 0;    // the receive's completion, or an estimate (see estimated)
-  bool estimated = true;  // no receive seen (yet): arrive_s = send_s + latency + bytes / bw
+  bool estimated = true;  // no receive seen (yet): arrive_s = depart_s + latency + bytes / bw
+                          // + retransmits * RTO
   bool arrived = false;   // received at or before the snapshot's now_s
+  bool lost = false;      // overdue, never received: a rank at either end crashed, or the
+                          // events are complete (SnapshotInputs::complete)
+  int retransmits = 0;    // times the network lost it and sent it again
   int chunk = -1;         // ring all_reduce (all_gather, reduce_scatter): its chunk, else -1
   int segment = -1, segments = 0;  // ring all_reduce: which of the chunk's messages
   int contributions = 0;           // how many ranks' values it carries (0: not known)
@@ -96,6 +103,8 @@ struct GradientView {
   int elements = 0;                             // demo only: floats per rank
   std::vector<std::vector<float>> values;       // demo only: [rank][element]
   std::vector<int> element_chunk;               // demo only: the chunk of each element
+  int alive = 0;                                // ranks not crashed
+  int holding_sum = 0;  // of them, those whose every part holds all ranks' values
 };
 
 struct ControlState {
@@ -139,6 +148,14 @@ struct LessonView {
   std::vector<LessonEntry> catalog;  // every lesson (also when none is active)
 };
 
+// What the window is exporting, for the Controls' "View" section: filled in by the window
+// (exporter.h), not built from events.
+struct ExportView {
+  bool recording = false;   // a GIF is being recorded
+  std::string message;      // where the last file went or goes, or why it could not be written
+  std::vector<View> views;  // the views on screen, each of which can be saved alone
+};
+
 struct Snapshot {
   std::string title;
   std::string error;  // shown in the window (a malformed trace, a failed run)
@@ -149,11 +166,13 @@ struct Snapshot {
   int world = 0;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
   double now_s = 0;                     // the time cursor
-  double begin_s = 0, end_s = 0;        // the span of all events
+  double begin_s = 0, end_s = 0;        // the span of all events (live: from the run's start)
+  double events_from_s = -1;            // live: older events were dropped before this; -1: none
   std::vector<RankView> ranks;
   std::vector<LinkView> links;        // world * world, [src * world + dst]
   std::vector<MessageView> messages;  // every message sent by now_s, in send order
-  std::vector<int> in_flight;         // indices into messages: sent, not yet arrived
+  std::vector<int> in_flight;         // indices into messages: sent, not yet arrived, not lost
+  std::vector<int> lost;              // indices into messages: lost (MessageView::lost)
   std::vector<SliceView> slices;      // compute and collective phases begun by now_s
   std::vector<Curve> curves;          // earlier runs first, the current one last
   GradientView gradients;
@@ -162,6 +181,14 @@ struct Snapshot {
   Algorithm algorithm = Algorithm::ring;
   LessonView lesson;
   std::vector<StepView> steps;  // training steps begun by now_s, per rank, in no set order
+  ExportView exporting;
+
+  // The network's outages at now_s: the directed links held, when the last of those
+  // outages ends (1e300: never), and the groups of ranks they split the cluster into
+  // (a partition: empty while every rank can still reach every other).
+  std::vector<std::pair<int, int>> links_down;
+  double links_down_until_s = 0;
+  std::vector<std::vector<int>> partition;
 
   const LinkView& link(int src, int dst) const { return links[src * world + dst]; }
 };
@@ -174,6 +201,12 @@ struct SnapshotInputs {
   std::vector<LinkView> links;       // empty: ideal links
   std::vector<double> stragglers;    // per rank (empty: all 1)
   std::vector<int64_t> crash_steps;  // per rank, 0 = never (empty: none)
+  std::vector<double> crash_s;       // per rank, network time it crashes, 0 = never (empty: none)
+  std::vector<sim::Outage> outages;  // the run's links down and partitions (network time)
+  double rto_s = 0;                  // the retransmission timeout, for arrival estimates
+  // The events are the whole run (a replay, a live run that ended): a message with no
+  // receive among them by its estimated arrival never arrives.
+  bool complete = false;
   // The all_reduce asked for: the gradients follow it until messages show the one that ran.
   Algorithm algorithm = Algorithm::ring;
   int demo_elements = 0;  // > 0: fill GradientView::values (all_reduce demo)
@@ -188,6 +221,14 @@ Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& 
 // How long a message of `bytes` takes on the link src -> dst: latency + bytes / bandwidth
 // (0 for ideal links, or ranks outside the snapshot).
 double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes);
+
+// The directed links `outages` hold at `t`, sorted.
+std::vector<std::pair<int, int>> links_down_at(const std::vector<sim::Outage>& outages, double t);
+// The groups of ranks 0..world-1 that can still talk when `down` links are held (two ranks
+// are joined while a link between them is up in either direction), each sorted, ordered by
+// their smallest rank; empty when they form one group.
+std::vector<std::vector<int>> partition_groups(int world,
+                                               const std::vector<std::pair<int, int>>& down);
 
 // Marks links clearly slower than the median (latency 2x higher or bandwidth 2x lower).
 void mark_slow_links(std::vector<LinkView>& links);

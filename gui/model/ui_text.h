@@ -5,6 +5,7 @@
 // Not the lessons' text: lessons/ keeps its own in both languages.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,9 @@ bool ui_chinese();
 // so a button keeps its identity when the language changes. The result lives as long as
 // the program (a literal, or the table's own copy).
 const char* tr(const char* english);
+
+// Every Chinese text of the table, run together: the font must have their glyphs.
+std::string translations_text();
 
 // Every English text the table translates (for tests: each has a Chinese entry that differs).
 std::vector<std::string_view> translated_texts();

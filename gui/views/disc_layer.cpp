@@ -47,7 +47,7 @@ void DiscLayer::draw(ImDrawList* dl, ImVec2 origin, ImVec2 size, std::span<const
   scaled.reserve(discs.size());
   for (const Disc& d : discs)
     scaled.push_back({(d.x + origin.x - at.x) * scale.x, (d.y + origin.y - at.y) * scale.y,
-                      d.r * scale.x, d.rgba});
+                      d.r * scale.x, d.rgba, d.tip_x * scale.x, d.tip_y * scale.y});
   const bool resized = w != layer.image.width || h != layer.image.height;
   if (resized || scaled != layer.discs || base != layer.base ||
       (base && base_version != layer.base_version)) {

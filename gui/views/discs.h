@@ -14,6 +14,9 @@ namespace dsgd::gui {
 struct Disc {
   float x, y, r;  // centre and radius, in the image's pixels
   uint32_t rgba;  // ImGui's colour layout (IM_COL32): red in the lowest byte
+  // An arrow's tip, relative to the centre (pixels): the disc becomes a drop pointing there
+  // (the convex hull of the disc and the tip), so a packet shows where it goes. (0, 0): none.
+  float tip_x = 0, tip_y = 0;
   bool operator==(const Disc&) const = default;
 };
 
@@ -26,8 +29,8 @@ struct PixelBuffer {
 };
 
 // Starts `image` from `base` (when given and of the same size) or transparent, and paints
-// the discs in order, each over what is there, with an anti-aliased rim one pixel wide;
-// parts outside the image are cut off.
+// the discs in order, each over what is there, with an anti-aliased rim one pixel wide (and
+// its tip, when it has one, with anti-aliased edges); parts outside the image are cut off.
 void paint_discs(PixelBuffer& image, std::span<const Disc> discs,
                  const PixelBuffer* base = nullptr);
 

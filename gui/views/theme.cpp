@@ -4,6 +4,10 @@
 
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
+#include "gui/model/tiling.h"
+#include "gui/model/ui_text.h"
+
 namespace dsgd::gui {
 
 Palette palette_for(Theme theme) {
@@ -60,33 +64,83 @@ Palette palette_for(Theme theme) {
           .selection = rgba(255, 255, 255)};
 }
 
+namespace {
+
+Rgba to_rgba(const ImVec4& c) {
+  return ImGui::ColorConvertFloat4ToU32(c);
+}
+ImVec4 to_vec4(Rgba c) {
+  return ImGui::ColorConvertU32ToFloat4(c);
+}
+
+// The colours ImGui writes text on (buttons, frames, headers, title bars, the progress bar).
+constexpr ImGuiCol kTextBackgrounds[] = {ImGuiCol_WindowBg,
+                                         ImGuiCol_ChildBg,
+                                         ImGuiCol_PopupBg,
+                                         ImGuiCol_FrameBg,
+                                         ImGuiCol_FrameBgHovered,
+                                         ImGuiCol_FrameBgActive,
+                                         ImGuiCol_TitleBg,
+                                         ImGuiCol_TitleBgActive,
+                                         ImGuiCol_TitleBgCollapsed,
+                                         ImGuiCol_MenuBarBg,
+                                         ImGuiCol_Button,
+                                         ImGuiCol_ButtonHovered,
+                                         ImGuiCol_ButtonActive,
+                                         ImGuiCol_Header,
+                                         ImGuiCol_HeaderHovered,
+                                         ImGuiCol_HeaderActive,
+                                         ImGuiCol_Tab,
+                                         ImGuiCol_TabHovered,
+                                         ImGuiCol_TabActive,
+                                         ImGuiCol_PlotHistogram,
+                                         ImGuiCol_PlotHistogramHovered};
+
+// Every background above carries the text at 4.5:1 over the views' background, opaque (a
+// washed-out projector loses what contrast a translucent colour had); the check mark and
+// the slider's grab stand out from their frame at 3:1, and so do the frames' borders from
+// the window.
+void make_legible(ImGuiStyle& style, Rgba background) {
+  const Rgba text = to_rgba(style.Colors[ImGuiCol_Text]);
+  for (ImGuiCol slot : kTextBackgrounds)
+    style.Colors[slot] =
+        to_vec4(legible_fill(over(to_rgba(style.Colors[slot]), background), text, 4.5));
+  const Rgba frame = to_rgba(style.Colors[ImGuiCol_FrameBg]);
+  for (ImGuiCol slot : {ImGuiCol_CheckMark, ImGuiCol_SliderGrab, ImGuiCol_SliderGrabActive})
+    style.Colors[slot] = to_vec4(legible_fill(over(to_rgba(style.Colors[slot]), frame), frame, 3));
+  style.Colors[ImGuiCol_Border] = to_vec4(
+      legible_fill(over(to_rgba(style.Colors[ImGuiCol_Border]), background), background, 3));
+}
+
+}  // namespace
+
 void apply_theme(Theme theme, float scale) {
   ImGuiStyle style;
   switch (theme) {
     case Theme::dark:
       ImGui::StyleColorsDark(&style);
       break;
-    case Theme::light:
+    case Theme::light:  // frames grey with a border: white boxes vanish on a white window
       ImGui::StyleColorsLight(&style);
+      style.Colors[ImGuiCol_FrameBg] = ImVec4(0.87f, 0.87f, 0.86f, 1);
+      style.FrameBorderSize = 1;
       break;
     case Theme::projector:
       ImGui::StyleColorsLight(&style);
       style.Colors[ImGuiCol_Text] = ImVec4(0, 0, 0, 1);
-      style.Colors[ImGuiCol_WindowBg] = ImVec4(1, 1, 1, 1);
       style.Colors[ImGuiCol_Border] = ImVec4(0, 0, 0, 1);
-      style.Colors[ImGuiCol_TitleBg] = ImVec4(0.0f, 0.27f, 0.78f, 1);
-      style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.0f, 0.27f, 0.78f, 1);
+      style.Colors[ImGuiCol_TitleBg] = ImVec4(0.70f, 0.80f, 1.0f, 1);
+      style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.70f, 0.80f, 1.0f, 1);
       style.Colors[ImGuiCol_Button] = ImVec4(0.85f, 0.88f, 1.0f, 1);
       style.Colors[ImGuiCol_FrameBg] = ImVec4(0.92f, 0.92f, 0.92f, 1);
       style.WindowBorderSize = 2;
       style.FrameBorderSize = 1;
       break;
   }
-  if (theme == Theme::projector) style.Colors[ImGuiCol_Text] = ImVec4(0, 0, 0, 1);
+  make_legible(style, palette_for(theme).background);
   style.WindowRounding = 4;
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
-  ImGui::GetIO().FontGlobalScale = 1.0f;
 }
 
 std::string default_cjk_font() {
@@ -96,8 +150,8 @@ std::string default_cjk_font() {
   return "";
 }
 
-// Every Chinese character the views print (window titles, captions), some of which are
-// outside ImGui's "common" 2500.
+// Every Chinese character of the window titles (the other labels' are ui_text.h's), some
+// of which are outside ImGui's "common" 2500.
 constexpr const char* kUiChinese =
     "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文课程消息去向";
 
@@ -105,11 +159,12 @@ bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
                 const std::string& extra_text) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  const float size = 16.0f * scale;
+  const float size = kFontPx * scale;
   if (!path.empty() && std::filesystem::exists(path)) {
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
     builder.AddText(kUiChinese);
+    builder.AddText(translations_text().c_str());
     builder.AddText(extra_text.c_str());
     ranges.clear();
     builder.BuildRanges(&ranges);

@@ -24,11 +24,11 @@ void apply_theme(Theme theme, float scale);
 
 // The default CJK font, or "" when fonts-wqy-microhei is not installed.
 std::string default_cjk_font();
-// Loads `path` (or ImGui's default font when empty or missing) at 16 px * scale with the
-// Latin and common Simplified Chinese glyphs, plus every character of the UI's own Chinese
-// text. `ranges` must outlive the font atlas (ImGui keeps a pointer): the caller owns it.
-// Call before the first frame. Returns whether the CJK font was loaded. `extra_text`: more
-// characters to include (the lessons' Chinese text, lesson_font_text()).
+// Loads `path` (or ImGui's default font when empty or missing) at kFontPx (tiling.h) x scale
+// with the Latin and common Simplified Chinese glyphs, plus every character of the UI's own
+// Chinese text (ui_text.h). `ranges` must outlive the font atlas (ImGui keeps a pointer): the
+// caller owns it. Call before the first frame. Returns whether the CJK font was loaded.
+// `extra_text`: more characters to include (the lessons' Chinese text, lesson_font_text()).
 bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
                 const std::string& extra_text = "");
 

@@ -3,13 +3,17 @@
 // dashboard that places one window per view.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <vector>
 
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/progress.h"
 #include "gui/model/shortcuts.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
+#include "gui/views/window_tiling.h"
 
 namespace dsgd::gui {
 namespace {
@@ -32,37 +36,78 @@ void draw_error_banner(const Snapshot& s, Commands& commands, ImVec2 display) {
   if (!open) commands.push(dismiss_error(s));
 }
 
+// Play / Pause while a run goes on; once it has ended (finished, failed, crashed) there is
+// nothing to pause: the button runs it again, as it was.
+void play_button(const Snapshot& s, Commands& commands) {
+  const ControlState& c = s.controls;
+  if (c.live && !c.running && !s.lesson.active) {
+    if (ImGui::Button(tr("Run again")))
+      commands.push(Command{.kind = CommandKind::restart, .settings = c.settings});
+    return;
+  }
+  const bool play = c.paused || c.step_mode;
+  if (ImGui::Button(tr(play ? "Play###play" : "Pause###play")))
+    commands.push(play ? CommandKind::play : CommandKind::pause);
+}
+
+// Where a view's window is, in the framebuffer's pixels (a PNG of one view cuts it out).
+void remember_window(View view, ImVec2 at, ImVec2 size, ViewWindows& windows) {
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  windows.push_back({view, Rect{at.x * scale.x, at.y * scale.y, (at.x + size.x) * scale.x,
+                                (at.y + size.y) * scale.y}});
+}
+
+// For slides: a PNG of the window or of one view, and a GIF recorded until pressed again
+// (exporter.h writes them, after the frame is rendered).
+void export_buttons(const Snapshot& s, Commands& commands) {
+  const ExportView& e = s.exporting;
+  if (ImGui::Button(tr("Save PNG")))
+    commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(View::all)});
+  if (e.views.size() > 1) {  // a combo that acts on the choice, keeping none
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+    if (ImGui::BeginCombo("##png_of_view", tr("Save PNG of one view"))) {
+      for (View v : e.views)
+        if (ImGui::Selectable(to_string(v)))
+          commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(v)});
+      ImGui::EndCombo();
+    }
+  }
+  // No frame counter: it would tick in every frame of the GIF.
+  if (ImGui::Button(tr(e.recording ? "Stop recording###record" : "Record GIF###record"),
+                    ImVec2(-1, 0)))
+    commands.push(CommandKind::record_gif);
+  if (!e.message.empty()) ImGui::TextWrapped("%s", e.message.c_str());
+}
+
 void run_controls(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
-  if (ImGui::Button(c.paused || c.step_mode ? "Play" : "Pause"))
-    commands.push(c.paused || c.step_mode ? CommandKind::play : CommandKind::pause);
+  play_button(s, commands);
   if (c.live) {
+    ImGui::BeginDisabled(!c.running);
     ImGui::SameLine();
-    if (ImGui::Button("Step message")) commands.push(CommandKind::step_message);
-    if (!s.lesson.active && ImGui::Button("Step training step"))
+    if (ImGui::Button(tr("Step message"))) commands.push(CommandKind::step_message);
+    if (!s.lesson.active && ImGui::Button(tr("Step training step")))
       commands.push(CommandKind::step_training);
     bool step_mode = c.step_mode;
-    if (ImGui::Checkbox("step mode (hold every message)", &step_mode))
+    if (ImGui::Checkbox(tr("step mode (hold every message)"), &step_mode))
       commands.push(Command{.kind = CommandKind::set_step_mode, .flag = step_mode});
+    ImGui::EndDisabled();
     float log_speed = static_cast<float>(std::log10(std::max(0.001, c.speed)));
-    if (ImGui::SliderFloat("speed", &log_speed, -3.0f, 1.0f,
+    if (ImGui::SliderFloat(tr("speed"), &log_speed, -3.0f, 1.0f,
                            fmt::format("{:.3g}x", std::pow(10.0, log_speed)).c_str()))
       commands.push(CommandKind::set_speed, std::pow(10.0, log_speed));
     if (c.total_steps > 0) {
       const float f = static_cast<float>(c.step) / static_cast<float>(c.total_steps);
-      ImGui::ProgressBar(
-          std::min(1.0f, f), ImVec2(-1, 0),
-          fmt::format("{} {} / {}", c.settings.mode == RunMode::train ? "step" : "round", c.step,
-                      c.total_steps)
-              .c_str());
+      ImGui::ProgressBar(std::min(1.0f, f), ImVec2(-1, 0), progress_label(s).c_str());
     }
   } else if (s.world > 0) {
     float t = static_cast<float>(s.now_s);
-    if (ImGui::SliderFloat("time", &t, static_cast<float>(s.begin_s), static_cast<float>(s.end_s),
-                           format_seconds(s.now_s).c_str()))
+    if (ImGui::SliderFloat(tr("time"), &t, static_cast<float>(s.begin_s),
+                           static_cast<float>(s.end_s), format_seconds(s.now_s).c_str()))
       commands.push(CommandKind::seek, t);
     float speed = static_cast<float>(c.speed);
-    if (ImGui::SliderFloat("replay speed", &speed, 0.05f, 5.0f, "%.2fx"))
+    if (ImGui::SliderFloat(tr("replay speed"), &speed, 0.05f, 5.0f, "%.2fx"))
       commands.push(CommandKind::set_speed, speed);
   }
   ImGui::Text("%s: %s", tr("status"), tr(c.status.c_str()));
@@ -72,7 +117,7 @@ void run_controls(const Snapshot& s, Commands& commands) {
 bool link_editor(sim::LinkSpec& link) {
   bool changed = false;
   float latency_ms = static_cast<float>(link.latency_s * 1e3);
-  if (ImGui::SliderFloat("latency", &latency_ms, 0.0f, 100.0f, "%.2f ms",
+  if (ImGui::SliderFloat(tr("latency"), &latency_ms, 0.0f, 100.0f, "%.2f ms",
                          ImGuiSliderFlags_Logarithmic)) {
     link.latency_s = latency_ms * 1e-3;
     changed = true;
@@ -82,7 +127,7 @@ bool link_editor(sim::LinkSpec& link) {
       static_cast<int>(std::find(std::begin(bandwidths), std::end(bandwidths), link.bandwidth_Bps) -
                        std::begin(bandwidths));
   if (bw >= 5) bw = 3;
-  if (ImGui::Combo("bandwidth", &bw,
+  if (ImGui::Combo(tr("bandwidth"), &bw,
                    "unlimited\0"
                    "10 Mbit/s\0"
                    "100 Mbit/s\0"
@@ -92,12 +137,12 @@ bool link_editor(sim::LinkSpec& link) {
     changed = true;
   }
   float jitter_ms = static_cast<float>(link.jitter_s * 1e3);
-  if (ImGui::SliderFloat("jitter", &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
+  if (ImGui::SliderFloat(tr("jitter"), &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
     link.jitter_s = jitter_ms * 1e-3;
     changed = true;
   }
   float loss = static_cast<float>(link.loss * 100);
-  if (ImGui::SliderFloat("loss", &loss, 0.0f, 10.0f, "%.1f %%")) {
+  if (ImGui::SliderFloat(tr("packet loss"), &loss, 0.0f, 10.0f, "%.1f %%")) {
     link.loss = loss / 100;
     changed = true;
   }
@@ -111,19 +156,19 @@ bool training_editor(sim::RunSpec& run) {
   int model = static_cast<int>(std::find_if(std::begin(models), std::end(models),
                                             [&](const char* m) { return run.model == m; }) -
                                std::begin(models));
-  if (ImGui::Combo("model", &model, models, 4) && model < 4) {
+  if (ImGui::Combo(tr("model"), &model, models, 4) && model < 4) {
     run.model = models[model];
     changed = true;
   }
-  ImGui::Text("dataset: %s", run.data.c_str());
+  ImGui::Text("%s: %s", tr("dataset"), run.data.c_str());
   changed |=
-      ImGui::SliderFloat("lr", &run.sgd.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
+      ImGui::SliderFloat(tr("lr"), &run.sgd.lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic);
   int batch = static_cast<int>(run.batch), steps = static_cast<int>(run.steps);
-  if (ImGui::SliderInt("batch", &batch, 16, 1024)) {
+  if (ImGui::SliderInt(tr("batch"), &batch, 16, 1024)) {
     run.batch = batch;
     changed = true;
   }
-  if (ImGui::SliderInt("steps", &steps, 1, 2000)) {
+  if (ImGui::SliderInt(tr("steps"), &steps, 1, 2000)) {
     run.steps = steps;
     run.epochs = 0;
     changed = true;
@@ -131,33 +176,45 @@ bool training_editor(sim::RunSpec& run) {
   return changed;
 }
 
+// The step at which rank r crashes in the next run.
+bool crash_step_editor(sim::RunSpec& run, int r, int64_t crash) {
+  ImGui::SameLine();
+  int step = static_cast<int>(crash);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("00000").x + 2 * ImGui::GetFrameHeight());
+  if (!ImGui::InputInt(tr("at step"), &step)) return false;
+  set_crash_step(run, r, std::max(1, step));
+  return true;
+}
+
 // Faults, per rank: a straggler (3x slower) or a crash a few steps into the next run.
 bool fault_editor(sim::RunSpec& run, int64_t step_now) {
   bool changed = false;
-  ImGui::Separator();
-  ImGui::TextUnformatted("faults (next run)");
-  for (int r = 0; r < std::min(run.cluster.nodes, 16); ++r) {
+  ImGui::TextUnformatted(tr("faults"));
+  // Every rank; past eight, in a region of their own that scrolls.
+  const int ranks = run.cluster.nodes;
+  const float row_h = ImGui::GetFrameHeightWithSpacing();
+  const bool scroll = ranks > 8;
+  if (scroll) ImGui::BeginChild("faults", ImVec2(0, 8.5f * row_h), true);
+  for (int r = 0; r < ranks; ++r) {
     ImGui::PushID(r);
     const bool slow = straggler_of(run, r) != 1.0;
     const std::optional<int64_t> crash = crash_step_of(run, r);
     ImGui::Text("rank %2d", r);
     ImGui::SameLine();
-    if (ImGui::SmallButton(slow ? "straggler x3 [on]" : "straggler x3")) {
+    if (ImGui::SmallButton(tr(slow ? "straggler x3 [on]" : "straggler x3"))) {
       set_straggler(run, r, slow ? 1.0 : 3.0);
       changed = true;
     }
     ImGui::SameLine();
-    if (ImGui::SmallButton(crash ? "crash [on]" : "crash")) {
+    if (ImGui::SmallButton(tr(crash ? "crash [on]" : "crash"))) {
       set_crash_step(run, r,
                      crash ? std::nullopt : std::optional(std::max<int64_t>(2, step_now + 10)));
       changed = true;
     }
-    if (crash) {
-      ImGui::SameLine();
-      ImGui::Text("at step %lld", static_cast<long long>(*crash));
-    }
+    if (crash) changed |= crash_step_editor(run, r, *crash);
     ImGui::PopID();
   }
+  if (scroll) ImGui::EndChild();
   return changed;
 }
 
@@ -166,51 +223,75 @@ void settings_editor(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   SimSettings& d = v.draft;
   bool changed = false;
+  ImGui::TextDisabled("%s", tr("these apply at Restart:"));
   int mode = d.mode == RunMode::train ? 0 : 1;
-  if (ImGui::Combo("mode", &mode, "training\0all_reduce demo\0")) {
+  if (ImGui::Combo(tr("mode"), &mode, "training\0all_reduce demo\0")) {
     d.mode = mode == 0 ? RunMode::train : RunMode::allreduce_demo;
     changed = true;
   }
-  changed |= ImGui::SliderInt("nodes", &d.run.cluster.nodes, 1, 32);
+  changed |= ImGui::SliderInt(tr("nodes"), &d.run.cluster.nodes, 1, 32);
   const Algorithm algorithms[] = {Algorithm::ring, Algorithm::naive, Algorithm::tree,
                                   Algorithm::halving_doubling, Algorithm::automatic};
   int alg =
       static_cast<int>(std::find(std::begin(algorithms), std::end(algorithms), d.run.allreduce) -
                        std::begin(algorithms));
-  if (ImGui::Combo("algorithm", &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
+  if (ImGui::Combo(tr("algorithm"), &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
     d.run.allreduce = algorithms[alg];
     changed = true;
   }
-  changed |= link_editor(d.run.cluster.network.link);
   changed |= training_editor(d.run);
   changed |= fault_editor(d.run, s.controls.step);
-  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
-  if (ImGui::Button("Restart with these settings", ImVec2(-1, 0)))
+  if (ImGui::Button(tr("Restart with these settings"), ImVec2(-1, 0)))
     commands.push(Command{.kind = CommandKind::restart, .settings = d});
+  ImGui::Separator();
+  ImGui::TextDisabled("%s", tr("the network applies now:"));
+  if (link_editor(d.run.cluster.network.link)) {
+    changed = true;
+    commands.push(Command{.kind = CommandKind::set_link, .settings = d});
+  }
+  if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
+// A combo of translated choices; whether the user picked one.
+bool choice(const char* label, int& value, std::initializer_list<const char*> english) {
+  std::vector<const char*> items;
+  for (const char* e : english)
+    items.push_back(tr(e));
+  return ImGui::Combo(label, &value, items.data(), static_cast<int>(items.size()));
+}
+
+// How the window looks: the ranks' layout, theme, UI scale, language; and "Reset layout",
+// which puts every window back in its tile.
 void view_options(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   bool changed = false;
   int layout = static_cast<int>(v.layout);
-  if (ImGui::Combo("layout", &layout, "auto\0ring\0star\0grid\0")) {
+  if (choice(tr("layout"), layout, {"auto", "ring", "star", "grid"})) {
     v.layout = static_cast<Layout>(layout);
     changed = true;
   }
   int theme = static_cast<int>(v.theme);
-  if (ImGui::Combo("theme", &theme, "dark\0light\0projector\0")) {
+  if (choice(tr("theme"), theme, {"dark", "light", "projector"})) {
     v.theme = static_cast<Theme>(theme);
-    if (v.theme == Theme::projector && v.ui_scale < 1.5f) v.ui_scale = 1.75f;
+    if (v.theme == Theme::projector && v.ui_scale < 1.5f) v.ui_scale = kProjectorScale;
     changed = true;
   }
-  changed |= ImGui::SliderFloat("UI scale", &v.ui_scale, 0.75f, 2.5f, "%.2f");
+  changed |= ImGui::SliderFloat(tr("UI scale"), &v.ui_scale, 0.75f, 2.5f, "%.2f");
   changed |= ImGui::Checkbox("中文 (Chinese)", &v.chinese);
+  if (ImGui::Button(tr("Reset layout"))) {
+    ++v.layout_resets;
+    changed = true;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("every window back in its place"));
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
 }  // namespace
 
 void draw_controls(const Snapshot& s, Commands& commands) {
+  // Sliders and combos as wide as 9 letters, whatever the window's width: the column is as
+  // wide as its rows need (window_tiling.h), so a row must not grow with it.
+  ImGui::PushItemWidth(9 * ImGui::GetFontSize());
   if (!s.title.empty()) ImGui::TextWrapped("%s", s.title.c_str());
   if (!s.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.9f, 0.1f, 0.1f, 1));
@@ -223,10 +304,10 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   if (s.view.selected_message >= 0 &&
       s.view.selected_message < static_cast<int>(s.messages.size())) {
     const MessageView& m = s.messages[s.view.selected_message];
-    ImGui::Text("selected: %d -> %d, %s, %s", m.src, m.dst, m.op,
+    ImGui::Text("%s: %d -> %d, %s, %s", tr("selected"), m.src, m.dst, m.op,
                 format_bytes(static_cast<double>(m.bytes)).c_str());
     ImGui::SameLine();
-    if (ImGui::SmallButton("clear"))
+    if (ImGui::SmallButton(tr("clear")))
       commands.push(Command{.kind = CommandKind::select_message, .index = -1});
   }
   if (ImGui::CollapsingHeader(tr("Lessons"), s.lesson.active ? ImGuiTreeNodeFlags_None
@@ -235,8 +316,11 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   if (ImGui::CollapsingHeader(tr("Simulation"), s.lesson.active ? ImGuiTreeNodeFlags_None
                                                                 : ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
-  if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen)) {
     view_options(s, commands);
+    export_buttons(s, commands);
+  }
+  ImGui::PopItemWidth();
 }
 
 void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& state) {
@@ -266,11 +350,19 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
                     ViewState& state) {
   set_ui_chinese(s.view.chinese);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const ImGuiCond cond = fixed ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  const View views[] = {View::controls, View::topology, View::convergence, View::gradients,
-                        View::timeline, View::lesson,   View::messages,    View::time};
   const bool lesson = s.lesson.active;
   const bool demo = s.controls.live && s.controls.settings.mode == RunMode::allreduce_demo;
+  begin_tiling(state.tiling,
+               {.width = display.x,
+                .height = display.y,
+                .font_px = ImGui::GetFontSize(),
+                .only = only,
+                .lesson = lesson,
+                .demo = demo,
+                .chinese = s.view.chinese,
+                .resets = s.view.layout_resets,
+                .theme = s.view.theme},
+               fixed);
   // The views draw on their windows' background, one fill per pixel: software renderers
   // (Mesa llvmpipe under Xvfb) are fill-bound. While the windows tile the display as laid
   // out (always when headless), they draw none: the frame is cleared to the same colour
@@ -281,22 +373,19 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   if (state.tiled) background.w = 0;
   ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
   bool all_tiled = true;
-  for (View view : views) {
-    if (only != View::all && only != view) continue;
-    if (only == View::all && (view == View::lesson) != lesson &&
-        (view == View::lesson || view == View::convergence || view == View::gradients))
-      continue;
-    if (only == View::all && demo && !lesson && view == View::convergence) continue;
-    if (only == View::all && (view == View::messages || view == View::time)) continue;  // tabs
-    const Rect r = view_rect(view, only, display.x, display.y, lesson, demo);
-    ImGui::SetNextWindowPos({r.x0, r.y0}, cond);
-    ImGui::SetNextWindowSize({r.x1 - r.x0, r.y1 - r.y0}, cond);
+  state.windows.clear();
+  const std::vector<View> views = dashboard_views(only, lesson, demo);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const View view = views[i];
+    place_window(state.tiling, view);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
     const bool tabs = only == View::all && view == View::timeline;
     const std::string title = tabs ? bottom_window_title(s) : view_title(view, s.view.chinese);
     const bool open = ImGui::Begin(title.c_str(), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    remember_window(view, at, size, state.windows);
+    const Rect& r = state.tiling.rects[i];
     // ImGui rounds a window's position and size down to whole pixels: within 2 of the
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
@@ -305,6 +394,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
       draw_bottom_tabs(s, commands, state);
     else if (open)
       draw_view(view, s, commands, state);
+    measure_window(state.tiling, view);
     ImGui::End();
   }
   ImGui::PopStyleColor();

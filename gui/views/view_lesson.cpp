@@ -9,11 +9,57 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/rich_text.h"
+#include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
 namespace dsgd::gui {
 namespace {
+
+// The colour of a span: strong in the headings' colour, code dimmer on a shaded box,
+// emphasis in the message colour (ImGui has one font: no bold or italic).
+Rgba span_colour(SpanStyle style, const Palette& pal) {
+  switch (style) {
+    case SpanStyle::strong:
+      return pal.cursor;
+    case SpanStyle::emphasis:
+      return pal.link_ring;
+    case SpanStyle::code:
+    case SpanStyle::plain:
+      break;
+  }
+  return pal.text;
+}
+
+// A paragraph with its inline Markdown rendered (rich_text.h), wrapped to the panel's width,
+// Chinese between any two characters. Drawn straight into the window's draw list, one item
+// for the whole paragraph; nothing is drawn while it is scrolled out of sight.
+void draw_paragraph(const std::string& text, const Palette& pal) {
+  const float pad = ImGui::GetFontSize() * 0.2f;
+  const MeasureText measure = [](std::string_view t, SpanStyle) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  };
+  const std::vector<WrappedLine> lines =
+      wrap_spans(parse_inline_markdown(text), ImGui::GetContentRegionAvail().x, measure, pad);
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 size(ImGui::GetContentRegionAvail().x, line_h * lines.size());
+  if (ImGui::IsRectVisible(size)) {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (size_t i = 0; i < lines.size(); ++i)
+      for (const Placed& p : lines[i]) {
+        const ImVec2 at(top.x + p.x, top.y + line_h * i);
+        if (p.style == SpanStyle::code) {
+          dl->AddRectFilled(at, {at.x + p.width, at.y + ImGui::GetFontSize()}, pal.grid, pad);
+          dl->AddText({at.x + pad, at.y}, pal.text, p.text.c_str());
+        } else {
+          dl->AddText(at, span_colour(p.style, pal), p.text.c_str());
+        }
+      }
+  }
+  ImGui::Dummy(size);
+}
 
 // Markdown as the panel shows it: the lines of a paragraph joined (the files wrap at ~90
 // columns; the panel wraps to its own width), headings, list items, tables and code kept
@@ -22,7 +68,7 @@ void draw_markdown(const std::string& text, const Palette& pal) {
   std::string paragraph;
   bool code = false;
   const auto flush = [&] {
-    if (!paragraph.empty()) ImGui::TextWrapped("%s", paragraph.c_str());
+    if (!paragraph.empty()) draw_paragraph(paragraph, pal);
     paragraph.clear();
   };
   size_t start = 0;
@@ -77,7 +123,7 @@ void draw_markdown(const std::string& text, const Palette& pal) {
 void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   const LessonView& l = s.lesson;
   if (l.catalog.empty()) {
-    ImGui::TextUnformatted("no lessons found");
+    ImGui::TextUnformatted(tr("no lessons found"));
     return;
   }
   ViewSettings v = s.view;
@@ -99,11 +145,12 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   }
   int lang = v.lesson_zh ? 1 : 0;
   changed |= ImGui::RadioButton("English", &lang, 0);
-  ImGui::SameLine();
+  same_line_if_fits(check_box_width("中文"));
   changed |= ImGui::RadioButton("中文", &lang, 1);
   v.lesson_zh = lang == 1;
-  ImGui::SameLine();
-  if (ImGui::Button(v.lesson_zh ? "打开课程 Open" : "Open lesson"))
+  const char* open = tr("Open lesson");
+  same_line_if_fits(button_width(open));  // on a line of its own when the panel is narrow
+  if (ImGui::Button(open))
     commands.push(
         Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
@@ -115,25 +162,24 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
   draw_lesson_picker(s, commands);
   if (!l.active) {
     ImGui::TextWrapped(
-        "Pick a lesson and open it: it runs on simulated nodes, one message at a time.");
+        "%s", tr("Pick a lesson and open it: it runs on simulated nodes, one message at a time."));
     return;
   }
   ImGui::Separator();
-  const bool zh = l.zh;
   const ControlState& c = s.controls;
-  if (ImGui::Button(zh ? "下一条消息 Step message" : "Step message"))
-    commands.push(CommandKind::step_message);
-  ImGui::SameLine();
+  if (ImGui::Button(tr("Step message"))) commands.push(CommandKind::step_message);
   const bool held = c.paused || c.step_mode;
-  if (ImGui::Button(held ? (zh ? "播放 Play" : "Play") : (zh ? "暂停 Pause" : "Pause")))
-    commands.push(held ? CommandKind::play : CommandKind::pause);
-  ImGui::SameLine();
-  ImGui::TextUnformatted(c.status.c_str());
+  const char* play = tr(held ? "Play###play" : "Pause###play");
+  same_line_if_fits(button_width(play));
+  if (ImGui::Button(play)) commands.push(held ? CommandKind::play : CommandKind::pause);
+  const char* status = tr(c.status.c_str());
+  same_line_if_fits(ImGui::CalcTextSize(status).x);
+  ImGui::TextUnformatted(status);
   const float done =
       l.sections_total > 0 ? static_cast<float>(l.sections_shown) / l.sections_total : 0;
   ImGui::ProgressBar(done, ImVec2(-1, 0),
-                     fmt::format("{} {} / {} · {} {}", zh ? "节" : "section", l.sections_shown,
-                                 l.sections_total, l.world, zh ? "个秩" : "ranks")
+                     fmt::format("{} {} / {} · {} {}", tr("section"), l.sections_shown,
+                                 l.sections_total, l.world, tr("ranks"))
                          .c_str());
 
   // The transcript: intro, then each section's text followed by what the ranks did in it.
@@ -149,7 +195,7 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
         draw_markdown(line.text, pal);
         break;
       case LessonLine::Kind::say:
-        ImGui::TextWrapped("%s", line.text.c_str());
+        draw_paragraph(line.text, pal);
         break;
       case LessonLine::Kind::print:
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
@@ -163,7 +209,7 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
         break;
     }
   }
-  if (!l.running) ImGui::TextUnformatted(zh ? "—— 本课结束 ——" : "-- end of lesson --");
+  if (!l.running) ImGui::TextUnformatted(tr("-- end of lesson --"));
   // Follow the newest line unless the reader scrolled up.
   if (ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - 1) ImGui::SetScrollHereY(1.0f);
   ImGui::EndChild();

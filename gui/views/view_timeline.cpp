@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
+#include "gui/model/time_window.h"
+#include "gui/views/axis.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
@@ -19,17 +22,15 @@ namespace {
 // More visible messages than this and the timeline draws their ends, not lines (see below).
 constexpr size_t kMaxMessageLines = 400;
 
-// The visible time window [t0, t1].
-std::pair<double, double> time_window(const Snapshot& s) {
-  const double end = s.view.timeline_end_s > 0
-                         ? s.view.timeline_end_s
-                         : std::max(s.now_s, s.controls.live ? s.now_s : s.end_s);
-  double span = s.view.timeline_span_s;
-  if (span <= 0)
-    span = s.controls.live ? std::min(0.5, std::max(1e-3, end - s.begin_s))
-                           : std::max(1e-9, s.end_s - s.begin_s);
-  const double t1 = s.view.timeline_span_s <= 0 && !s.controls.live ? s.end_s : end;
-  return {t1 - span, t1};
+// The visible time window [t0, t1] (time_window.h).
+std::pair<double, double> visible_window(const Snapshot& s) {
+  const TimeWindow w = time_window({.begin_s = s.begin_s,
+                                    .end_s = s.end_s,
+                                    .now_s = s.now_s,
+                                    .live = s.controls.live,
+                                    .span_s = s.view.timeline_span_s,
+                                    .end_at_s = s.view.timeline_end_s});
+  return {w.t0, w.t1};
 }
 
 float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
@@ -45,28 +46,41 @@ float distance_to_segment(ImVec2 p, ImVec2 a, ImVec2 b) {
 
 namespace {
 
+// Zooms the window [t0, t1] by `factor` around its middle: following stays following,
+// a window the user scrolled stays centred where it was.
+void zoom_by(double t0, double t1, double factor, ViewSettings& v) {
+  v.timeline_span_s = (t1 - t0) * factor;
+  if (v.timeline_end_s > 0) v.timeline_end_s = (t0 + t1) / 2 + v.timeline_span_s / 2;
+}
+
 // The zoom buttons and the visible span; edits `v`, returns whether it changed.
 bool zoom_buttons(const Snapshot& s, double t0, double t1, ViewSettings& v) {
   bool changed = false;
   if (ImGui::Button("+")) {
-    v.timeline_span_s = (t1 - t0) / 2;
-    v.timeline_end_s = s.controls.live ? 0 : (t0 + t1) / 2 + v.timeline_span_s / 2;
+    zoom_by(t0, t1, 0.5, v);
     changed = true;
   }
   ImGui::SameLine();
   if (ImGui::Button("-")) {
-    v.timeline_span_s = (t1 - t0) * 2;
+    zoom_by(t0, t1, 2, v);
     changed = true;
   }
   ImGui::SameLine();
   if (ImGui::Button(tr("all"))) {
-    v.timeline_span_s = s.controls.live ? std::max(1e-3, s.now_s - s.begin_s) : 0;
+    v.timeline_span_s = 0;
     v.timeline_end_s = 0;
     changed = true;
   }
+  if (v.timeline_end_s > 0) {
+    ImGui::SameLine();
+    if (ImGui::Button(tr(s.controls.live ? "follow now" : "follow the cursor"))) {
+      v.timeline_end_s = 0;
+      changed = true;
+    }
+  }
   ImGui::SameLine();
-  ImGui::Text("%s .. %s  (%s time)", format_seconds(t0).c_str(), format_seconds(t1).c_str(),
-              s.time_base == TimeBase::model ? "model" : "network");
+  ImGui::Text("%s .. %s  (%s)", format_seconds(t0).c_str(), format_seconds(t1).c_str(),
+              tr(s.time_base == TimeBase::model ? "model time" : "network time"));
   return changed;
 }
 
@@ -99,17 +113,29 @@ Grid grid_of(const Snapshot& s, ImVec2 top, ImVec2 avail, double t0, double t1) 
          .span = std::max(1e-12, t1 - t0)};
   g.x0 = top.x + 58 * g.scale;
   g.x1 = top.x + avail.x - 6;
-  g.axis_h = 16 * g.scale;
+  g.axis_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   g.row_h = (avail.y - g.axis_h) / s.world;
   g.lane_h = g.row_h * 0.40f;
   return g;
+}
+
+// A live run keeps its newest events: before the oldest one kept, the lanes are shaded
+// and say so, rather than look idle.
+void draw_dropped(const Grid& g) {
+  if (g.s.events_from_s < 0 || g.s.events_from_s <= g.t0) return;
+  const float b = g.x(std::min(g.s.events_from_s, g.t1));
+  const float bottom = g.top.y + g.avail.y - g.axis_h;
+  g.dl->AddRectFilled({g.x0, g.top.y}, {b, bottom}, g.pal.grid);
+  const char* note = tr("older events not kept");
+  if (b - g.x0 > ImGui::CalcTextSize(note).x + 8)
+    g.dl->AddText({g.x0 + 4, g.top.y + 2}, g.pal.dim_text, note);
 }
 
 void draw_rows(const Grid& g) {
   for (int r = 0; r < g.s.world; ++r) {
     const float y = g.top.y + r * g.row_h;
     g.dl->AddLine({g.top.x, y}, {g.x1, y}, g.pal.grid);
-    if (g.row_h >= 9 * g.scale)
+    if (g.row_h >= 0.75f * ImGui::GetTextLineHeight())  // no label over its neighbour
       g.dl->AddText({g.top.x + 4, y + (g.row_h - 14 * g.scale) / 2}, g.pal.text,
                     fmt::format("rank {}", r).c_str());
   }
@@ -122,7 +148,8 @@ void draw_slices(const Grid& g) {
     const float a = g.x(sl.begin_s), b = std::max(g.x(sl.end_s), a + 1.0f);
     g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.name));
     if (b - a > 60 * g.scale && g.lane_h > 12 * g.scale)
-      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2}, rgba(0, 0, 0), sl.name);
+      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2},
+                    text_colour_on(colour_for_op(sl.name)), sl.name);
   }
 }
 
@@ -171,10 +198,10 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
     const Rgba colour = selected ? g.pal.selection : colour_for_op(g.s.messages[m.index].op);
     if (!dense || selected || m.index == visible.nearest) {
       g.dl->AddLine(m.a, m.b, colour, (selected ? 3.0f : 1.0f) * g.scale);
-    } else {  // in the text colour: a tick in its op's colour would vanish into the slice
-      const float h = g.lane_h / 2;
-      g.dl->AddLine({m.a.x, m.a.y - h}, {m.a.x, m.a.y + h}, g.pal.text, g.scale);
-      g.dl->AddLine({m.b.x, m.b.y - h}, {m.b.x, m.b.y + h}, g.pal.text, g.scale);
+    } else {  // grey, at the lane's foot: a dark tick across it reads as a gap in the slice
+      const float h = g.lane_h / 2, tick = 0.4f * g.lane_h;
+      g.dl->AddLine({m.a.x, m.a.y + h - tick}, {m.a.x, m.a.y + h}, g.pal.link, g.scale);
+      g.dl->AddLine({m.b.x, m.b.y + h - tick}, {m.b.x, m.b.y + h}, g.pal.link, g.scale);
     }
   }
   if (dense) {
@@ -186,19 +213,24 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
   g.dl->Flags = flags;
 }
 
+// Nice ticks of the visible time (ticks.h), their labels as many digits apart as the
+// zoom needs, centred under their tick and kept inside the view.
+void draw_time_axis(const Grid& g, float bottom) {
+  const Axis axis = fit_axis(g.t0, g.t1, g.x1 - g.x0, true, false, TickFormat::seconds, false);
+  for (const Tick& t : axis.ticks) {
+    const float x = g.x(t.value), w = ImGui::CalcTextSize(t.label.c_str()).x;
+    g.dl->AddLine({x, bottom - 0.3f * ImGui::GetFontSize()}, {x, bottom}, g.pal.text);
+    g.dl->AddText({std::clamp(x - w / 2, g.top.x, g.x1 - w), bottom + 2}, g.pal.text,
+                  t.label.c_str());
+  }
+}
+
 void draw_cursor_and_axis(const Grid& g) {
   const float bottom = g.top.y + g.avail.y - g.axis_h;
   if (g.s.now_s >= g.t0 && g.s.now_s <= g.t1)
     g.dl->AddLine({g.x(g.s.now_s), g.top.y}, {g.x(g.s.now_s), bottom}, g.pal.cursor, 2 * g.scale);
   g.dl->PopClipRect();
-  for (int i = 0; i <= 4; ++i) {
-    const double t = g.t0 + g.span * i / 4;
-    const float x = g.x(t);
-    g.dl->AddLine({x, bottom}, {x, bottom + 4}, g.pal.dim_text);
-    const std::string label = format_seconds(t);
-    g.dl->AddText({std::min(x, g.x1 - ImGui::CalcTextSize(label.c_str()).x), bottom + 2},
-                  g.pal.dim_text, label.c_str());
-  }
+  draw_time_axis(g, bottom);
 }
 
 // The mouse over the timeline: the wheel zooms around it, a message under it shows a
@@ -228,15 +260,23 @@ bool handle_mouse(const Grid& g, ImVec2 mouse, int nearest, ViewSettings& v, Com
     const double t = g.t0 + std::clamp((mouse.x - g.x0) / (g.x1 - g.x0), 0.0f, 1.0f) * g.span;
     commands.push(Command{.kind = CommandKind::seek, .value = t});
   }
+  // A live run: dragging scrolls (and stops following until "follow now").
+  const float drag_px = ImGui::GetIO().MouseDelta.x;
+  if (s.controls.live && ImGui::IsItemActive() && drag_px != 0) {
+    v.timeline_span_s = g.span;
+    v.timeline_end_s = std::max(g.span, g.t1 - drag_px / (g.x1 - g.x0) * g.span);
+    changed = true;
+  }
   return changed;
 }
 
 }  // namespace
 
 void draw_timeline(const Snapshot& s, Commands& commands) {
-  const std::pair<double, double> window = time_window(s);
+  const std::pair<double, double> window = visible_window(s);
   ViewSettings v = s.view;
   bool changed = zoom_buttons(s, window.first, window.second, v);
+  draw_timeline_legend(s);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 60 || avail.y < 30 || s.world == 0) {
@@ -248,6 +288,7 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   draw_rows(g);
   g.dl->PushClipRect({g.x0, top.y}, {g.x1, top.y + avail.y}, true);
+  draw_dropped(g);
   draw_slices(g);
   const VisibleMessages visible = visible_messages(g, mouse);
   draw_messages(g, visible);

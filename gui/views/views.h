@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "gui/model/commands.h"
+#include "gui/model/exporter.h"
 #include "gui/model/snapshot.h"
 #include "gui/model/ui_text.h"
 #include "gui/views/disc_layer.h"
 #include "gui/views/line_layer.h"
+#include "gui/views/window_tiling.h"
 
 struct ImVec2;
 
@@ -32,13 +34,17 @@ struct MessageLogState {
 };
 struct ViewState {
   TopologyLayers topology;
-  bool tiled = false;  // every window is where draw_dashboard put it
+  bool tiled = false;   // every window is where draw_dashboard put it
+  ViewWindows windows;  // where each view's window was, for a PNG of one view
+  WindowTiling tiling;
   MessageLogState messages;
 };
 
 void draw_topology(const Snapshot& snapshot, Commands& commands, TopologyLayers& layers);
 void draw_convergence(const Snapshot& snapshot, Commands& commands);
 void draw_timeline(const Snapshot& snapshot, Commands& commands);
+// The timeline's legend (timeline_legend.cpp): lanes, colours, message marks.
+void draw_timeline_legend(const Snapshot& snapshot);
 void draw_gradients(const Snapshot& snapshot, Commands& commands);
 void draw_controls(const Snapshot& snapshot, Commands& commands);
 // The lesson panel (view_lesson.cpp), and its lesson and language picker alone.
@@ -67,10 +73,11 @@ void draw_view(View view, const Snapshot& snapshot, Commands& commands, ViewStat
 // Places one window per view over the display (or one window filling it for `only`), and
 // an error window when the snapshot carries an error. `fixed` pins windows in place every
 // frame (headless screenshots); otherwise they start there and the user may move them.
-// The windows fill view_rect (layout.h); with a lesson open its panel replaces the
-// convergence and gradient views, and in the all_reduce demo the gradient view replaces the
-// convergence view. The timeline's window holds the message log and where the time goes as
-// tabs (draw_bottom_tabs).
+// The windows fill view_rect (tiling.h), again whenever the display, the font or the
+// language changes or the user asks ("Reset layout"); with a lesson open its panel replaces
+// the convergence and gradient views, and in the all_reduce demo the gradient view replaces
+// the convergence view. The timeline's window holds the message log and where the time goes
+// as tabs (draw_bottom_tabs).
 void draw_dashboard(const Snapshot& snapshot, Commands& commands, View only, bool fixed,
                     ViewState& state);
 

@@ -10,7 +10,8 @@ void lesson_01(LessonContext& ctx) {
 
   ctx.section("hello");
   // torch.distributed: dist.get_rank(), dist.get_world_size()
-  ctx.print("{} {} / {}", ctx.tr("Hello from rank", "你好，我是秩"), comm.rank(), comm.size());
+  ctx.print_tr("Hello from rank {} / {}", "大家好，我是秩 {}，一共 {} 个秩", comm.rank(),
+               comm.size());
 
   ctx.section("backend");
   ctx.say("comm.backend() = \"{}\"", comm.backend());
@@ -19,13 +20,13 @@ void lesson_01(LessonContext& ctx) {
   // 100 samples, a contiguous slice per rank: how the data-parallel trainer splits a batch.
   const int64_t samples = 100;
   auto [begin, end] = DataParallelSampler::slice(samples, comm.rank(), comm.size());
-  ctx.print("{} {}..{} ({} {})", ctx.tr("I take samples", "我负责样本"), begin, end - 1,
-            end - begin, ctx.tr("samples", "个"));
+  ctx.print_tr("I take samples {}..{} ({} samples)", "我负责第 {} 到第 {} 个样本（共 {} 个）",
+               begin, end - 1, end - begin);
 
   ctx.section("leader");
   if (comm.rank() == 0)
     ctx.print("{}", ctx.tr("I am rank 0: I print the summaries and write the files.",
-                           "我是秩 0：由我打印汇总、写文件。"));
+                           "我是秩 0：汇总由我来打印，文件也由我来写。"));
 
   ctx.section("next");
 }

@@ -66,17 +66,17 @@ void lesson_07(LessonContext& ctx) {
   const TrainConfig config = lesson_config(ctx.seed());
 
   ctx.section("train");
-  ctx.say("{} {}, {} {}; {} {}; B = {}, {} {}", data.train.size(),
-          ctx.tr("training images", "张训练图像"), data.test.size(),
-          ctx.tr("test images", "张测试图像"), ctx.tr("model", "模型"), config.model.str(),
-          config.global_batch, ctx.tr("per rank", "每个秩"), config.global_batch / comm.size());
+  ctx.say_tr("{} training images, {} test images; model {}; B = {}, per rank {}",
+             "{} 张训练图像，{} 张测试图像；模型 {}；B = {}，每个秩 {}", data.train.size(),
+             data.test.size(), config.model.str(), config.global_batch,
+             config.global_batch / comm.size());
   TrainHooks hooks;
   if (comm.rank() == 0)
     hooks.on_step = [&](const StepMetrics& m) {
       if (m.step % 2 != 0) return;
       std::string test;
       if (m.test_accuracy)
-        test = fmt::format(", {} {:.1f}%", ctx.tr("test accuracy", "测试准确率"),
+        test = fmt::format(fmt::runtime(ctx.tr(", test accuracy {:.1f}%", "，测试准确率 {:.1f}%")),
                            100 * *m.test_accuracy);
       if (ctx.lang() == Lang::zh)
         ctx.say("  第 {:>2} 步：损失 {:.4f}{}", m.step, m.loss, test);
@@ -93,11 +93,11 @@ void lesson_07(LessonContext& ctx) {
     double diff = 0;
     for (size_t i = 0; i < a.size(); ++i)
       diff = std::max(diff, double(std::abs(a[i] - b[i])));
-    ctx.say("{} {}, B = {}: loss {:.4f}", comm.size(), ctx.tr("ranks", "个秩"), config.global_batch,
-            result.final_loss);
-    ctx.say("1 {}, B = {}: loss {:.4f}", ctx.tr("rank ", "个秩"), config.global_batch,
-            single.final_loss);
-    ctx.say("{}: {}", ctx.tr("parameters", "参数"), describe_difference(diff, ctx.lang()));
+    ctx.say_tr("{} ranks, B = {}: loss {:.4f}", "{} 个秩，B = {}：损失 {:.4f}", comm.size(),
+               config.global_batch, result.final_loss);
+    ctx.say_tr("1 rank , B = {}: loss {:.4f}", "1 个秩，B = {}：损失 {:.4f}", config.global_batch,
+               single.final_loss);
+    ctx.say("{}{}", ctx.tr("parameters: ", "参数："), describe_difference(diff, ctx.lang()));
   }
 
   ctx.section("speedup");

@@ -1,7 +1,10 @@
 // Lesson 9: when a node lags or fails. In synchronous SGD every step waits for the slowest
-// rank (a straggler slows everyone); a crashed rank stops the run for all; parameters saved
-// part-way let a new run continue. Each experiment runs on a simulated cluster of its own,
+// rank (a straggler slows everyone); a crashed rank stops the run for all; a checkpoint
+// (parameters, momentum, step) lets a new run continue exactly where the last one stopped,
+// and parameters alone do not. Each experiment runs on a simulated cluster of its own,
 // started by rank 0, with the faults of sim/node.h. R = ranks.
+#include <cstring>
+#include <optional>
 #include <vector>
 
 #include "core/errors.h"
@@ -55,15 +58,85 @@ double step_model_s(const Dataset& data, uint64_t seed, int world, double slowdo
   return (t3 - t1) / 2;
 }
 
-// Trains on a cluster of `world` nodes; returns rank 0's result.
+// Trains on a cluster of `world` nodes; returns rank 0's result. `resume` continues from a
+// checkpoint's state, as `dsgd train --resume` does; `init` starts from parameters alone.
 TrainResult train_on(int world, const Dataset& data, const TrainConfig& config,
-                     const std::vector<NamedTensor>* init = nullptr) {
+                     const std::vector<NamedTensor>* init = nullptr,
+                     const TrainState* resume = nullptr) {
   TrainResult result;
   sim::run_cluster({.nodes = world}, [&](Communicator& comm) {
-    TrainResult r = train(comm, data, config, init);
+    TrainResult r = train(comm, data, config, init, {}, resume);
     if (comm.rank() == 0) result = std::move(r);
   });
   return result;
+}
+
+// A run like `dsgd train --checkpoint-every EVERY --crash 1@CRASH_STEP`: rank 0 keeps each
+// checkpoint's state (in memory, where the command writes a file; none when every is 0);
+// rank 1 dies as step crash_step begins. Returns the newest checkpoint; the CommError that
+// stopped the run is in `error`.
+TrainState run_until_crash(int world, const Dataset& data, const TrainConfig& config, int64_t every,
+                           int64_t crash_step, std::optional<CommError>& error) {
+  sim::ClusterOptions options;
+  options.nodes = world;
+  options.node_overrides[1].crash_at_step = crash_step;
+  TrainState newest;
+  try {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      TrainHooks hooks;
+      hooks.checkpoint_every = every;
+      if (comm.rank() == 0) hooks.on_checkpoint = [&](const TrainState& s) { newest = s; };
+      train(comm, data, config, nullptr, hooks);
+    });
+  } catch (const CommError& e) {
+    error = e;
+  }
+  return newest;
+}
+
+void say_result(LessonContext& ctx, const char* en, const char* zh, const TrainResult& r) {
+  ctx.say_tr(en, zh, r.final_loss, 100 * r.test_accuracy.value_or(0));
+}
+
+// "identical, bit for bit" when every float has the same bits, else describe_difference.
+std::string compare_params(const TrainResult& a, const TrainResult& b, Lang lang) {
+  const std::vector<float> x = flat(a.params), y = flat(b.params);
+  if (x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0)
+    return lang == Lang::zh ? "逐位完全相同" : "identical, bit for bit";
+  return describe_difference(max_abs_diff(x, y), lang);
+}
+
+void show_crash_and_resume(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
+  const int world = ctx.size();
+  std::optional<CommError> error;
+  const TrainState saved =
+      run_until_crash(world, data, lesson_config(ctx.seed(), 20), 10, 15, error);
+  if (error)
+    ctx.say_tr("rank 1 died at step 15: CommError, exit code {}; newest checkpoint: step {}",
+               "秩 1 在第 15 步失效：CommError，退出码 {}；最新的检查点：第 {} 步",
+               error->exit_code(), saved.step);
+  else
+    ctx.say("(no failure?)");
+  const TrainResult resumed = train_on(world, data, lesson_config(ctx.seed(), 20), nullptr, &saved);
+  say_result(ctx, "20 steps without a crash:            loss {:.4f}, test accuracy {:.1f}%",
+             "不崩溃，一次训练 20 步：         损失 {:.4f}，测试准确率 {:.1f}%", whole);
+  say_result(ctx, "crash, resumed from step 10 to 20:   loss {:.4f}, test accuracy {:.1f}%",
+             "崩溃后从第 10 步续训到第 20 步： 损失 {:.4f}，测试准确率 {:.1f}%", resumed);
+  ctx.say("{}{}", ctx.tr("parameters of the two: ", "两者的参数："),
+          compare_params(whole, resumed, ctx.lang()));
+}
+
+// Resumes from parameters alone (`--save`, then `--init`): momentum starts at zero and the
+// data order from its first batch.
+void show_parameters_only(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
+  const int world = ctx.size();
+  const TrainResult first = train_on(world, data, lesson_config(ctx.seed(), 10));
+  const TrainResult restarted = train_on(world, data, lesson_config(ctx.seed(), 10), &first.params);
+  say_result(ctx, "10 steps, --save, --init, 10 more:   loss {:.4f}, test accuracy {:.1f}%",
+             "10 步，--save，--init，再训 10 步：损失 {:.4f}，测试准确率 {:.1f}%", restarted);
+  ctx.say("{}{}",
+          ctx.tr("parameters, against 20 steps in one run: ", "与一次训练 20 步相比，参数："),
+          compare_params(whole, restarted, ctx.lang()));
 }
 
 }  // namespace
@@ -85,38 +158,29 @@ void lesson_09(LessonContext& ctx) {
 
   ctx.section("crash");
   if (comm.rank() == 0) {
-    sim::ClusterOptions options;
-    options.nodes = world;
-    options.node_overrides[1].crash_at_step = 4;
     // Which step the survivors had finished when the abort reached them depends on thread
     // timing; the transcript says only what is deterministic: where rank 1 died, and how.
-    try {
-      sim::run_cluster(options,
-                       [&](Communicator& c) { train(c, data, lesson_config(ctx.seed(), 10)); });
-      ctx.say("(no failure?)");
-    } catch (const CommError& e) {
+    std::optional<CommError> error;
+    run_until_crash(world, data, lesson_config(ctx.seed(), 10), 0, 4, error);
+    if (error)
       ctx.say_tr(
           "rank 1 died at step {} of 10; the run stopped: CommError, exit code {}, peer rank {}",
-          "秩 1 在第 {} 步（共 10 步）时失效，运行停止：CommError，退出码 {}，责任方：秩 {}",
-          *options.node_overrides[1].crash_at_step, e.exit_code(), e.peer());
-    }
+          "秩 1 在第 {0} 步（共 10 步）时失效，运行停止：与秩 {2} 的通信失败（CommError，退出码 "
+          "{1}）",
+          4, error->exit_code(), error->peer());
+    else
+      ctx.say("(no failure?)");
   }
 
   ctx.section("checkpoint");
+  std::optional<TrainResult> whole;
   if (comm.rank() == 0) {
-    const TrainResult whole = train_on(world, data, lesson_config(ctx.seed(), 20));
-    const TrainResult first = train_on(world, data, lesson_config(ctx.seed(), 10));
-    const TrainResult resumed = train_on(world, data, lesson_config(ctx.seed(), 10), &first.params);
-    ctx.say_tr("20 steps in one run:        loss {:.4f}, test accuracy {:.1f}%",
-               "一次训练 20 步：           损失 {:.4f}，测试准确率 {:.1f}%", whole.final_loss,
-               100 * whole.test_accuracy.value_or(0));
-    ctx.say_tr("10 steps, saved, 10 more:   loss {:.4f}, test accuracy {:.1f}%",
-               "10 步，保存，再续训 10 步：损失 {:.4f}，测试准确率 {:.1f}%", resumed.final_loss,
-               100 * resumed.test_accuracy.value_or(0));
-    ctx.say(
-        "{}: {}", ctx.tr("parameters of the two", "两者的参数"),
-        describe_difference(max_abs_diff(flat(whole.params), flat(resumed.params)), ctx.lang()));
+    whole = train_on(world, data, lesson_config(ctx.seed(), 20));
+    show_crash_and_resume(ctx, data, *whole);
   }
+
+  ctx.section("state");
+  if (comm.rank() == 0) show_parameters_only(ctx, data, *whole);
 
   ctx.section("next");
 }
