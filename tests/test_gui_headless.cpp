@@ -406,6 +406,28 @@ TEST_CASE("the dashboard fits at 1280x720 to 1920x1080, UI scale 1 to 2, cutting
   }
 }
 
+TEST_CASE("the message log, where the time goes and the demo fit, cutting no label",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  const char* const shows[] = {"--tab messages --min-steps 3", "--tab time --min-steps 3",
+                               "--mode allreduce --step-mode --step-messages 5"};
+  for (auto [w, h] : {std::pair{1280, 720}, {1600, 900}, {1920, 1080}})
+    for (float scale : {1.0f, 1.75f, 2.0f})
+      for (const char* show : shows) {
+        const auto png =
+            dir / fmt::format("fit_teacher_{}x{}_{}_{}.png", w, h, scale, &show - shows);
+        const int status =
+            render(fmt::format("--scale {} --theme light --nodes 4 --latency 100us --frames 4 {}",
+                               scale, show),
+                   png, w, h);
+        const std::string log = log_of(png);
+        INFO(png.string() << " (" << show << "):\n" << log);
+        REQUIRE(status == 0);
+        CHECK(layout_problems(log).empty());
+      }
+}
+
 TEST_CASE("a display too small for the dashboard says which window does not fit", "[gui][xvfb]") {
   SKIP_WITHOUT_XVFB();
   const auto png = out_dir() / "fit_too_small.png";
