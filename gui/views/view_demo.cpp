@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include "gui/model/allreduce_demo.h"
+#include "gui/views/legend.h"
 #include "gui/views/views.h"
 
 namespace dsgd::gui {
@@ -39,7 +40,7 @@ std::vector<std::vector<float>> demo_header(const Snapshot& s, Commands& command
   bool changed = false;
   const char* names[] = {tr("now"), tr("before"), tr("after: sum"), tr("after: sum / N")};
   for (int i = 0; i < 4; ++i) {
-    if (i > 0) ImGui::SameLine();
+    if (i > 0) same_line_if_fits(check_box_width(names[i]));
     changed |= ImGui::RadioButton(names[i], &shown, i);
   }
   if (changed) {
@@ -48,8 +49,7 @@ std::vector<std::vector<float>> demo_header(const Snapshot& s, Commands& command
   }
   // The note beside the buttons when it fits, else under them.
   const std::string note = values_note(s);
-  ImGui::SameLine(0, ImGui::GetTextLineHeight());
-  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(note.c_str()).x) ImGui::NewLine();
+  same_line_if_fits(ImGui::CalcTextSize(note.c_str()).x, ImGui::GetTextLineHeight());
   ImGui::TextWrapped("%s", note.c_str());
   return demo_values(s, s.view.demo_values);
 }

@@ -35,7 +35,7 @@ void setup_columns() {
   column(tr("from -> to"), "00 -> 00");
   column(tr("tag"), "MMM all_reduce halving_doubling");  // the square, then the label
   column(tr("phase"), "reduce-scatter 31/31, chunk 31");
-  column(tr("bytes"), "000.0 KB");
+  column(tr("bytes"), "000 kB");
   ImGui::TableSetupColumn(tr("first values"), ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableHeadersRow();
 }
@@ -49,6 +49,18 @@ void colour_square(const MessageView& m) {
       {at.x, at.y + inset}, {at.x + side, at.y + inset + side}, colour_for_op(m.op));
   ImGui::Dummy({side, ImGui::GetTextLineHeight()});
   ImGui::SameLine();
+}
+
+// The first values, as many as the column has room for ("0.25, -1.5, ...").
+void values_cell(const MessageView& m) {
+  std::string text = preview_text(m);
+  const float room = ImGui::GetContentRegionAvail().x;
+  while (ImGui::CalcTextSize(text.c_str()).x > room) {
+    const size_t comma = text.rfind(", ", text.size() - (text.ends_with(", ...") ? 6 : 1));
+    if (comma == std::string::npos || comma == 0) break;
+    text = text.substr(0, comma) + ", ...";
+  }
+  ImGui::TextUnformatted(text.c_str());
 }
 
 // One row; a click selects its message. Scrolls it into sight when `reveal` and it is not.
@@ -78,7 +90,7 @@ void message_row(const Snapshot& s, int i, bool reveal, Commands& commands) {
   ImGui::TableSetColumnIndex(kBytes);
   ImGui::TextUnformatted(format_bytes(static_cast<double>(m.bytes)).c_str());
   ImGui::TableSetColumnIndex(kValues);
-  ImGui::TextUnformatted(preview_text(m).c_str());
+  values_cell(m);
 }
 
 }  // namespace

@@ -349,15 +349,22 @@ void chunk_strip(const Snapshot& s, int r, ImVec2 from, ImVec2 to) {
 }
 
 // Above the rows: in the demo where the all_reduce stands and which values the bars show
-// (view_demo.cpp), returning them; in training the caption and why a sum is the mean.
+// (view_demo.cpp), returning them; in training the caption and, where there is room, why a
+// sum is the mean.
 std::vector<std::vector<float>> gradients_header(const Snapshot& s, Commands& commands,
                                                  const Palette& pal) {
   const GradientView& g = s.gradients;
   if (g.elements > 0 && static_cast<int>(g.values.size()) == s.world)
     return demo_header(s, commands);
   gradients_caption(s);
+  // The note only where every rank's row keeps its label after it.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const char* note = tr("each rank scales its gradient by 1/B first: the sum is the mean");
+  const float note_h = line * std::ceil(ImGui::CalcTextSize(note).x /
+                                        std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  if (ImGui::GetContentRegionAvail().y - note_h < s.world * ImGui::GetTextLineHeight()) return {};
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
-  ImGui::TextWrapped("%s", tr("each rank scales its gradient by 1/B first: the sum is the mean"));
+  ImGui::TextWrapped("%s", note);
   ImGui::PopStyleColor();
   return {};
 }

@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/contrast.h"
 #include "gui/model/time_breakdown.h"
+#include "gui/views/axis.h"
+#include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 #include "sim/link_model.h"
@@ -31,12 +34,6 @@ constexpr Part kParts[] = {{"compute", rgba(70, 130, 220)},
 double part_s(const RankTime& t, int part) {
   const double parts[] = {t.compute_s, t.transfer_s, t.waiting_s, t.other_s};
   return parts[part];
-}
-
-// Black or white, whichever reads on `fill`.
-Rgba text_on(Rgba fill) {
-  const int r = fill & 0xFF, g = fill >> 8 & 0xFF, b = fill >> 16 & 0xFF;
-  return 299 * r + 587 * g + 114 * b > 150000 ? rgba(0, 0, 0) : rgba(255, 255, 255);
 }
 
 // "<", ">", "latest": which step to show (ViewSettings::time_step, 0 = the latest finished).
@@ -69,32 +66,13 @@ int64_t step_picker(const Snapshot& s, const std::vector<int64_t>& steps, Comman
   return shown;
 }
 
-// The legend's width, to put it beside the step picker when there is room.
-float legend_width() {
-  const float side = ImGui::GetTextLineHeight() * 0.8f, gap = ImGui::GetStyle().ItemSpacing.x;
-  float w = 0;
-  for (const Part& p : kParts)
-    w += side + gap + ImGui::CalcTextSize(tr(p.name)).x + side * 1.5f;
-  return w + side + gap + ImGui::CalcTextSize(tr("alpha-beta prediction")).x;
-}
-
+// The parts' colours and the prediction's mark, beside the step picker where they fit.
 void legend(const Palette& pal) {
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float side = ImGui::GetTextLineHeight() * 0.8f;
-  for (const Part& p : kParts) {
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    dl->AddRectFilled({at.x, at.y + side * 0.15f}, {at.x + side, at.y + side * 1.15f}, p.colour);
-    ImGui::Dummy({side, side});
-    ImGui::SameLine();
-    ImGui::TextUnformatted(tr(p.name));
-    ImGui::SameLine(0, side * 1.5f);
-  }
-  const ImVec2 at = ImGui::GetCursorScreenPos();
-  dl->AddLine({at.x + side / 2, at.y}, {at.x + side / 2, at.y + ImGui::GetTextLineHeight()},
-              pal.text, 3);
-  ImGui::Dummy({side, side});
-  ImGui::SameLine();
-  ImGui::TextUnformatted(tr("alpha-beta prediction"));
+  std::vector<LegendEntry> entries;
+  for (const Part& p : kParts)
+    entries.push_back({Swatch::box, p.colour, tr(p.name)});
+  entries.push_back({Swatch::tick, pal.text, tr("alpha-beta prediction")});
+  draw_legend(entries, pal.text, /*same_line=*/true);
 }
 
 // The slowest rank and the straggler, then the prediction with its formula and link.
@@ -122,12 +100,22 @@ void summary(const StepTime& t) {
   ImGui::TextWrapped("%s", text.c_str());
 }
 
-// Where the bars go: seconds from 0 to scale_s over x0 .. x1.
+// Where the bars go: seconds on `axis` (from 0) over x0 .. x1.
 struct BarScale {
   float x0, x1;
-  double scale_s;
-  float x(double v) const { return x0 + static_cast<float>(v / scale_s) * (x1 - x0); }
+  Axis axis;
+  float x(double v) const { return x0 + static_cast<float>(axis.to_unit(v)) * (x1 - x0); }
 };
+
+// Grid lines at the axis's ticks from y0 to y1, under the bars, and their labels below y1.
+void time_axis(ImDrawList* dl, const Palette& pal, const BarScale& bs, float y0, float y1,
+               float left, float right) {
+  for (const Tick& t : bs.axis.ticks) {
+    const float x = bs.x(t.value), w = ImGui::CalcTextSize(t.label.c_str()).x;
+    dl->AddLine({x, y0}, {x, y1}, pal.grid);
+    dl->AddText({std::clamp(x - w / 2, left, right - w), y1 + 1}, pal.text, t.label.c_str());
+  }
+}
 
 // One rank's bar from y0 to y1: its parts, the prediction's mark through it, then the numbers
 // over both, and the total after it.
@@ -140,38 +128,48 @@ void rank_bar(ImDrawList* dl, const Palette& pal, const BarScale& bs, const Rank
     at += part_s(r, p);
   }
   const float mark = bs.x(r.compute_s + predicted_s);
-  if (predicted_s > 0) dl->AddLine({mark, y0 - 3}, {mark, y1 + 3}, pal.text, 2);
+  if (predicted_s > 0)
+    dl->AddLine({mark, y0 - 3}, {mark, y1 + 3}, pal.text, 0.12f * ImGui::GetFontSize());
+  // A part's figure at its left end, or after the mark where the mark would cross it.
+  const float em = ImGui::GetFontSize(), gap = 0.25f * em;
   at = 0;
   for (int p = 0; p < 4 && y1 - y0 >= text_h; ++p) {
     const float a = bs.x(at), b = bs.x(at + part_s(r, p));
     at += part_s(r, p);
     const std::string label = format_seconds(part_s(r, p));
-    if (b - a > ImGui::CalcTextSize(label.c_str()).x + 6)
-      dl->AddText({a + 3, text_y}, text_on(kParts[p].colour), label.c_str());
+    const float w = ImGui::CalcTextSize(label.c_str()).x;
+    float x = a + gap;
+    if (predicted_s > 0 && mark > x - gap && mark < x + w + gap) x = mark + gap;
+    if (x + w + gap <= b) dl->AddText({x, text_y}, text_colour_on(kParts[p].colour), label.c_str());
   }
   if (y1 - y0 >= text_h * 0.8f)  // after the bar, and after the mark when it lies beyond it
-    dl->AddText({std::max(bs.x(r.total_s()), predicted_s > 0 ? mark : 0.0f) + 6, text_y}, pal.text,
-                format_seconds(r.total_s()).c_str());
+    dl->AddText({std::max(bs.x(r.total_s()), predicted_s > 0 ? mark : 0.0f) + gap, text_y},
+                pal.text, format_seconds(r.total_s()).c_str());
 }
 
-// One bar per rank, all on one scale: the longest step, or a mark beyond it.
+// One bar per rank, all on one axis in seconds: to the longest step, or a mark beyond it.
 void bars(const Snapshot& s, const StepTime& t, const Palette& pal) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
-  const float label_w = ImGui::CalcTextSize(fmt::format("{} 00 ", tr("rank")).c_str()).x;
-  BarScale bs{.x0 = top.x + label_w,
-              .x1 = top.x + avail.x - ImGui::CalcTextSize("000.0 ms").x - 8,
-              .scale_s = 1e-12};
-  const float row_h = avail.y / std::max(1, s.world);
-  if (bs.x1 - bs.x0 < 20 || row_h < 2) return;
+  const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
+  const std::string widest = fmt::format(fmt::runtime(tr("rank {}")), s.world - 1);
+  const float x0 = top.x + ImGui::CalcTextSize(widest.c_str()).x + 0.5f * em;
+  const float x1 = top.x + avail.x - ImGui::CalcTextSize("000.0 ms").x - 0.5f * em;
+  const float row_h = (avail.y - text_h) / std::max(1, s.world);  // the axis's labels below
+  if (x1 - x0 < 2 * em || row_h < 2) return;
+  double longest_s = 1e-6;
   for (const RankTime& r : t.ranks)
-    bs.scale_s = std::max({bs.scale_s, r.total_s(), r.compute_s + t.predicted_s});
-  const float text_h = ImGui::GetTextLineHeight();
+    longest_s = std::max({longest_s, r.total_s(), r.compute_s + t.predicted_s});
+  const BarScale bs{
+      .x0 = x0,
+      .x1 = x1,
+      .axis = fit_axis(0, longest_s, x1 - x0, true, false, TickFormat::seconds, true)};
+  time_axis(dl, pal, bs, top.y, top.y + s.world * row_h, top.x, top.x + avail.x);
   for (int rank = 0; rank < static_cast<int>(t.ranks.size()); ++rank) {
     const float y0 = top.y + rank * row_h + row_h * 0.12f, y1 = top.y + (rank + 1) * row_h;
-    if (row_h >= text_h)
+    if (row_h >= 0.75f * text_h)  // a glyph is shorter than its line
       dl->AddText({top.x, (y0 + y1 - text_h) / 2}, pal.text,
-                  fmt::format("{} {}", tr("rank"), rank).c_str());
+                  fmt::format(fmt::runtime(tr("rank {}")), rank).c_str());
     if (t.ranks[rank].seen) rank_bar(dl, pal, bs, t.ranks[rank], t.predicted_s, y0, y1);
   }
   ImGui::Dummy(avail);
@@ -188,9 +186,6 @@ void draw_time_breakdown(const Snapshot& s, Commands& commands) {
   }
   const Palette pal = palette_for(s.view.theme);
   const StepTime t = step_time(s, step_picker(s, steps, commands));
-  const float gap = ImGui::GetTextLineHeight() * 2;
-  ImGui::SameLine(0, gap);
-  if (ImGui::GetContentRegionAvail().x < legend_width()) ImGui::NewLine();
   legend(pal);
   summary(t);
   bars(s, t, pal);
