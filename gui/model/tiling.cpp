@@ -132,7 +132,7 @@ MinSize min_size(View view, const TextMetrics& m, bool demo) {
       break;
     case View::gradients:  // caption and three rows; the demo: a longer caption, its
                            // choice of values and what they are
-      lines = demo ? 8 : 5, ems = demo ? 14 : 10;
+      lines = demo ? 8 : 5, ems = demo ? 13 : 10;
       break;
     case View::timeline:  // the tabs, zoom bar, legend, three rows, the axis
     case View::messages:  // the tabs, a caption, the header and four rows
