@@ -39,7 +39,7 @@ struct Positions {
 Positions positions_of(const Snapshot& s) {
   Positions p;
   for (const MessageView& m : s.messages) {
-    const PhasePosition pos = phase_position(m, s.world);
+    const PhasePosition pos = phase_position(m);
     p.by_sender[m.src].insert({pos.phase, pos.index});
     p.counts[pos.phase].insert(pos.count);
   }
@@ -64,7 +64,7 @@ TEST_CASE("ring messages are steps 1..R-1 of reduce-scatter, then of all-gather"
   }
   // The words: "reduce-scatter 3/7, chunk 5" for the third step.
   for (const MessageView& m : s.messages) {
-    const PhasePosition pos = phase_position(m, world);
+    const PhasePosition pos = phase_position(m);
     const std::string phase = pos.phase == Phase::reduce_scatter ? "reduce-scatter" : "all-gather";
     CHECK(phase_text(m, world) == phase + " " + std::to_string(pos.index) + "/7");
     CHECK(phase_and_chunk_text(m, world) ==
@@ -88,7 +88,7 @@ TEST_CASE("tree messages go up D levels and down D levels", "[gui]") {
                                        "broadcast down, level 2/3", "broadcast down, level 3/3"});
   // Rank 4 sends up at level 3 (to the root), the leaves at level 1.
   for (const MessageView& m : s.messages)
-    if (m.phase == Phase::reduce && m.src == 4) CHECK(phase_position(m, world).index == 3);
+    if (m.phase == Phase::reduce && m.src == 4) CHECK(phase_position(m).index == 3);
 }
 
 TEST_CASE("halving-doubling folds, halves, doubles and unfolds", "[gui]") {

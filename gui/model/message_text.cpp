@@ -1,10 +1,8 @@
-// R = world, D = levels of the binomial tree, P = the largest power of two <= R.
 #include "gui/model/message_text.h"
 
 #include <fmt/format.h>
 
 #include "core/comm/collective_tags.h"
-#include "core/comm/halving_doubling_schedule.h"
 #include "gui/model/ui_text.h"
 
 namespace dsgd::gui {
@@ -15,41 +13,19 @@ bool halving_doubling(const MessageView& m) {
   return c && c->op == CollectiveOp::all_reduce && c->algorithm == Algorithm::halving_doubling;
 }
 
-// The first step of m's phase and how many steps the phase has, counted in the collective's
-// steps (message_phase.h numbers them over all phases).
-std::pair<int, int> phase_span(const CollectiveTag& c, const MessageView& m, int world) {
-  if (c.op != CollectiveOp::all_reduce) return {0, m.steps};
-  switch (c.algorithm) {
-    case Algorithm::ring:
-      return {m.phase == Phase::all_gather ? world - 1 : 0, world - 1};
-    case Algorithm::tree:
-      return {m.phase == Phase::broadcast ? m.steps / 2 : 0, m.steps / 2};
-    case Algorithm::halving_doubling: {
-      if (m.phase == Phase::fold || m.phase == Phase::unfold) return {m.step, 1};
-      const HalvingDoubling h = HalvingDoubling::of(world);
-      return {h.exchange_step(m.phase == Phase::all_gather ? h.levels : 0), h.levels};
-    }
-    default:
-      return {m.step, 1};  // naive: one step each way
-  }
-}
-
 }  // namespace
 
-PhasePosition phase_position(const MessageView& m, int world) {
+PhasePosition phase_position(const MessageView& m) {
   PhasePosition p{.phase = m.phase};
-  const CollectiveTag* c = find_collective_tag(m.tag);
-  if (!c || m.step < 0 || m.steps <= 0 || world < 2) return p;
-  const auto [first, count] = phase_span(*c, m, world);
-  if (count <= 0 || m.step < first || m.step >= first + count) return p;
-  p.index = m.step - first + 1;
-  p.count = count;
+  if (m.phase_step < 0 || m.phase_steps <= 0) return p;  // the fold's count (message_phase.h)
+  p.index = m.phase_step + 1;
+  p.count = m.phase_steps;
   return p;
 }
 
 std::string phase_text(const MessageView& m, int world) {
   if (m.phase == Phase::p2p) return "";
-  const PhasePosition p = phase_position(m, world);
+  const PhasePosition p = phase_position(m);
   const bool hd = halving_doubling(m);
   const char* name = tr(to_string(m.phase));
   if (m.phase == Phase::reduce_scatter && hd) name = tr("halving (reduce-scatter)");

@@ -19,7 +19,7 @@ struct PhasePosition {
   int index = 0;  // 1 .. count; 0 when not known
   int count = 0;
 };
-PhasePosition phase_position(const MessageView& m, int world);
+PhasePosition phase_position(const MessageView& m);
 
 // "reduce-scatter 3/7", "all-gather 2/7", "reduce up, level 1/3", "broadcast down, level
 // 2/3", "halving 1/2 (reduce-scatter)", "to root"; "" for a program's own message.
