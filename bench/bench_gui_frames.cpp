@@ -213,8 +213,8 @@ int main(int argc, char** argv) {
   }
   // The breakdown: each view's own ImGui time (no GL), over a few frames.
   std::vector<ViewCost> costs;
-  for (View v :
-       {View::controls, View::topology, View::convergence, View::gradients, View::timeline})
+  for (View v : {View::controls, View::topology, View::convergence, View::gradients, View::timeline,
+                 View::messages, View::time})
     costs.push_back({.view = v});
   for (int f = 0; f < std::min(frames, 100); ++f) {
     inputs.now_s = 0.0100 + 0.001 * (f % 100) / 100.0;

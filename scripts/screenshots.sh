@@ -30,6 +30,8 @@ stepped allreduce_ring_step ring 20
 stepped allreduce_tree_step tree 6
 stepped allreduce_halving_doubling_step halving_doubling 12
 stepped allreduce_naive_step naive 9
+shot message_log --tab messages --nodes 8 --step-mode --step-messages 30 --frames 30
+shot time_breakdown --tab time --scenario straggler --min-steps 40 --frames 30
 shot nodes32 --nodes 32 --min-steps 20 --frames 30
 shot straggler --scenario straggler --min-steps 40 --frames 30
 shot crash --scenario crash --min-steps 1 --frames 600 --wait 60

@@ -1,6 +1,7 @@
 // dsgd-gui under Xvfb: renders every view for a running 4-node training and for a replayed
 // trace (with its metrics), reads the PNGs back and checks each view's region is not blank
-// (several distinct colours), and the lesson panel for a lesson stepped in Chinese. A
+// (several distinct colours), the lesson panel for a lesson stepped in Chinese, the message
+// log and where the time goes (alone and as tabs), and a straggler's bars in the latter. A
 // malformed trace must show an error window, not crash; a run its own simulated crash ended
 // is a successful screenshot. --record writes a GIF of a stepped all_reduce, frame by frame.
 // A partition (a recorded run's) is drawn while it holds. The dashboard fits at the sizes
@@ -28,6 +29,7 @@
 #include "gui/model/tiling.h"
 #include "sim/cluster.h"
 #include "sim/run_spec.h"
+#include "gui_runs.h"
 #include "skip.h"
 
 using namespace dsgd;
@@ -211,6 +213,64 @@ TEST_CASE("the lesson panel renders a lesson stepped in Chinese", "[gui][xvfb][l
                          static_cast<int>(panel.x1) - 4, static_cast<int>(panel.y1) - 4) >= 4);
 }
 
+TEST_CASE("the message log and where the time goes render alone and as the bottom tabs",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  struct Shot {
+    const char* args;
+    View view, only;  // where it is drawn
+  };
+  const Shot shots[] = {{"--view messages", View::messages, View::messages},
+                        {"--view time", View::time, View::time},
+                        {"--tab messages", View::timeline, View::all},
+                        {"--tab time", View::timeline, View::all}};
+  for (const Shot& shot : shots) {
+    const auto png = dir / fmt::format("teacher_{}.png", &shot - shots);
+    const int status = render(
+        fmt::format("--nodes 4 --steps 400 --min-steps 12 --frames 10 --latency 2ms {}", shot.args),
+        png);
+    INFO(shot.args << "\n" << log_of(png));
+    REQUIRE(status == 0);
+    const Image image = read_png(png.string());
+    const Rect r = view_rect(shot.view, shot.only, kWidth, kHeight);
+    // Below the title bar and the tabs.
+    CHECK(distinct_colours(image, static_cast<int>(r.x0) + 4, static_cast<int>(r.y0) + 48,
+                           static_cast<int>(r.x1) - 4, static_cast<int>(r.y1) - 4) >= 4);
+  }
+}
+
+// A replayed 4-rank training in model time whose rank 2 computes four times as long: where
+// the time goes draws its long compute bar (blue) and the others' waiting for it (red).
+TEST_CASE("where the time goes shows a straggler and the others waiting for it", "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  ChromeTraceWriter writer(
+      {.time_base = TimeBase::model, .run_json = sim::run_spec_json(test::straggler_run())});
+  test::train_straggler(writer, 6);
+  const std::string trace = (dir / "straggler.json").string();
+  writer.write(trace);
+  const auto png = dir / "replay_straggler_time.png";
+  const int status = render(fmt::format("--replay {} --seek 1 --frames 5 --view time", trace), png);
+  INFO(log_of(png));
+  REQUIRE(status == 0);
+  const Image image = read_png(png.string());
+  // Per pixel row, how much of the width is compute blue and how much waiting red.
+  int straggler_rows = 0, waiting_rows = 0;
+  for (int y = 0; y < image.height; ++y) {
+    int blue = 0, red = 0;
+    for (int x = 0; x < image.width; ++x) {
+      const uint32_t p = image.pixel(x, y);
+      blue += p == 0x4682DC;  // rgba(70, 130, 220)
+      red += p == 0xD72D2D;   // rgba(215, 45, 45)
+    }
+    straggler_rows += blue > image.width / 2;
+    waiting_rows += red > image.width / 3;
+  }
+  CHECK(straggler_rows > 20);  // one bar
+  CHECK(waiting_rows > 60);    // three bars
+}
+
 TEST_CASE("a headless recording of a stepped all_reduce holds every frame", "[gui][xvfb][gif]") {
   SKIP_WITHOUT_XVFB();
   const auto gif = out_dir() / "stepped.gif";
@@ -344,6 +404,28 @@ TEST_CASE("the dashboard fits at 1280x720 to 1920x1080, UI scale 1 to 2, cutting
     REQUIRE(status == 0);
     CHECK(layout_problems(log).empty());
   }
+}
+
+TEST_CASE("the message log, where the time goes and the demo fit, cutting no label",
+          "[gui][xvfb]") {
+  SKIP_WITHOUT_XVFB();
+  const auto dir = out_dir();
+  const char* const shows[] = {"--tab messages --min-steps 3", "--tab time --min-steps 3",
+                               "--mode allreduce --step-mode --step-messages 5"};
+  for (auto [w, h] : {std::pair{1280, 720}, {1600, 900}, {1920, 1080}})
+    for (float scale : {1.0f, 1.75f, 2.0f})
+      for (const char* show : shows) {
+        const auto png =
+            dir / fmt::format("fit_teacher_{}x{}_{}_{}.png", w, h, scale, &show - shows);
+        const int status =
+            render(fmt::format("--scale {} --theme light --nodes 4 --latency 100us --frames 4 {}",
+                               scale, show),
+                   png, w, h);
+        const std::string log = log_of(png);
+        INFO(png.string() << " (" << show << "):\n" << log);
+        REQUIRE(status == 0);
+        CHECK(layout_problems(log).empty());
+      }
 }
 
 TEST_CASE("a display too small for the dashboard says which window does not fit", "[gui][xvfb]") {

@@ -24,28 +24,15 @@
 #include "gui/model/trace_replay.h"
 #include "sim/cluster.h"
 #include "sim/run_spec.h"
+#include "gui_runs.h"
 #include "wait_until.h"
 
 using namespace dsgd;
 using namespace dsgd::gui;
+using dsgd::test::demo_events;
 using dsgd::test::wait_for;
 
 namespace {
-
-// Runs the all_reduce demo's data through a real simulated all_reduce and returns its events.
-std::vector<Event> demo_events(int world, Algorithm algorithm, int elements) {
-  EventBuffer buffer;
-  sim::ClusterOptions options{.nodes = world};
-  options.network.link = {.latency_s = 1e-3, .bandwidth_Bps = 1e8};
-  options.events = &buffer;
-  sim::run_cluster(options, [&](Communicator& comm) {
-    std::vector<float> data(elements);
-    for (int i = 0; i < elements; ++i)
-      data[i] = demo_value(comm.rank(), i);
-    all_reduce(comm, data, ReduceOp::SUM, {.algorithm = algorithm});
-  });
-  return buffer.snapshot();
-}
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("dsgd_gui_test_" + name)).string();

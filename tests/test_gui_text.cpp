@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "gui/model/ui_text.h"
 
@@ -45,4 +46,21 @@ TEST_CASE("ui_text: an ImGui ID survives the translation", "[gui]") {
 TEST_CASE("ui_text: a text without a translation stays in English", "[gui]") {
   Language zh(true);
   CHECK(std::string(tr("no such label, ever")) == "no such label, ever");
+}
+
+// Views format some translations (fmt::runtime): a translation with other placeholders than
+// its English would throw in the middle of a frame.
+TEST_CASE("ui_text: a translation keeps its English's placeholders, in order", "[gui]") {
+  Language zh(true);
+  const auto placeholders = [](const std::string& text) {
+    std::vector<std::string> out;
+    for (size_t at = text.find('{'); at != std::string::npos; at = text.find('{', at + 1))
+      out.push_back(text.substr(at, text.find('}', at) - at + 1));
+    return out;
+  };
+  for (std::string_view english : translated_texts()) {
+    const std::string text(english);
+    INFO(text);
+    CHECK(placeholders(tr(text.c_str())) == placeholders(text));
+  }
 }

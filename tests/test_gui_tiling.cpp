@@ -10,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "gui/model/tiling.h"
 #include "gui/views/window_tiling.h"
@@ -42,18 +43,19 @@ float overlap(const Rect& a, const Rect& b) {
 }  // namespace
 
 TEST_CASE("every view has room for its lines of text at classroom sizes and scales", "[gui]") {
+  // A lesson, the all_reduce demo (its gradients in the convergence plot's place), or neither.
   for (const Size d : kDisplays)
     for (float scale : kScales)
-      for (bool lesson : {false, true}) {
+      for (auto [lesson, demo] : {std::pair{false, false}, {true, false}, {false, true}}) {
         const TextMetrics m = metrics_at(scale);
         float area = 0;
-        const std::vector<View> views = dashboard_views(View::all, lesson);
+        const std::vector<View> views = dashboard_views(View::all, lesson, demo);
         for (View v : views) {
-          const Rect r = view_rect(v, View::all, d.w, d.h, lesson, m);
-          const MinSize min = min_size(v, m);
+          const Rect r = view_rect(v, View::all, d.w, d.h, lesson, m, demo);
+          const MinSize min = min_size(v, m, demo);
           INFO(d.w << "x" << d.h << " scale " << scale << (lesson ? " lesson " : " ")
-                   << to_string(v) << ": " << r.width() << "x" << r.height() << ", needs "
-                   << min.width_px << "x" << min.height_px);
+                   << (demo ? "demo " : "") << to_string(v) << ": " << r.width() << "x"
+                   << r.height() << ", needs " << min.width_px << "x" << min.height_px);
           CHECK(r.x0 >= 0);
           CHECK(r.y0 >= 0);
           CHECK(r.x1 <= d.w);
@@ -63,10 +65,34 @@ TEST_CASE("every view has room for its lines of text at classroom sizes and scal
           area += r.width() * r.height();
           for (View other : views)
             if (other != v)
-              CHECK(overlap(r, view_rect(other, View::all, d.w, d.h, lesson, m)) == 0);
+              CHECK(overlap(r, view_rect(other, View::all, d.w, d.h, lesson, m, demo)) == 0);
         }
         CHECK(area == Approx(d.w * d.h).epsilon(1e-4));  // the tiles cover the display
+        // The message log and where the time goes are the timeline window's tabs.
+        const Rect timeline = view_rect(View::timeline, View::all, d.w, d.h, lesson, m, demo);
+        for (View tab : {View::messages, View::time}) {
+          const Rect r = view_rect(tab, View::all, d.w, d.h, lesson, m, demo);
+          CHECK((r.x0 == timeline.x0 && r.y0 == timeline.y0 && r.x1 == timeline.x1 &&
+                 r.y1 == timeline.y1));
+          CHECK(r.height() + 0.5f >= min_size(tab, m).height_px);
+        }
       }
+}
+
+TEST_CASE("the all_reduce demo's gradients take the convergence plot's place", "[gui]") {
+  for (float scale : {1.0f, 2.0f}) {
+    const TextMetrics m = metrics_at(scale);
+    const Rect demo = view_rect(View::gradients, View::all, 1280, 720, false, m, true);
+    const Rect topology = view_rect(View::topology, View::all, 1280, 720, false, m, true);
+    CHECK(demo.y0 == 0);
+    CHECK(demo.x0 == Approx(topology.x1));
+    CHECK(demo.x1 == 1280);
+    CHECK(demo.y1 == Approx(topology.y1));  // down to the timeline
+    // Its caption and choice of values need more lines than training's caption.
+    CHECK(min_size(View::gradients, m, true).height_px > min_size(View::gradients, m).height_px);
+  }
+  // A lesson runs its own demo: the lesson panel keeps the right-hand column.
+  CHECK(dashboard_views(View::all, true, true).back() == View::lesson);
 }
 
 TEST_CASE("the minimums are lines of the font, so they grow with the UI scale", "[gui]") {

@@ -160,6 +160,7 @@ std::optional<SimSettings> recorded_settings(const Replay& replay) {
 
 void GuiApp::show_recorded_run() {
   recorded_.reset();
+  view_.bookmarks.clear();  // they were the previous trace's times
   try {
     recorded_ = recorded_settings(*replay_);
   } catch (const std::exception& e) {
@@ -189,6 +190,9 @@ Snapshot GuiApp::replay_snapshot() const {
   }
   s.controls.status = replay_playing_ ? "replaying" : "replay paused";
   s.controls.paused = !replay_playing_;
+  // The speed as set_speed gave it: 1 = the whole trace in 20 s.
+  const double span = replay_->end_s() - replay_->begin_s();
+  if (replay_speed_ > 0 && span > 0) s.controls.speed = replay_speed_ * 20 / span;
   if (replay_curve_) s.curves.push_back(*replay_curve_);
   s.view = view_;
   return s;

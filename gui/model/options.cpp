@@ -14,6 +14,7 @@ namespace {
 // What is shown and how: everything but the run's own flags (sim/run_flags.h).
 struct WindowFlags {
   std::string mode = "train", algorithm, theme = "dark", view = "all", lang = "en";
+  std::string tab = "timeline";
 };
 
 void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
@@ -26,7 +27,9 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--speed", o.sim.speed, "Network clock speed, 0.001 to 1000 (0.1 = slow motion)");
   app.add_flag("--step-mode", o.sim.step_mode, "Start with every message held until stepped");
   app.add_option("--view", w.view,
-                 "all | topology | convergence | timeline | gradients | controls | lesson");
+                 "all | topology | convergence | timeline | gradients | controls | lesson | "
+                 "messages | time");
+  app.add_option("--tab", w.tab, "The dashboard's bottom tab: timeline | messages | time");
   app.add_option("--theme", w.theme, "dark | light | projector");
   app.add_option("--scale", o.view_settings.ui_scale, "UI scale (projector: 1.5 to 2)");
   app.add_option("--font", o.font, "Font file with CJK glyphs");
@@ -83,8 +86,13 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
     o.view = *v;
   else
     throw UsageError(fmt::format(
-        "--view {}: use all, topology, convergence, timeline, gradients, controls or lesson",
+        "--view {}: use all, topology, convergence, timeline, gradients, controls, lesson, "
+        "messages or time",
         w.view));
+  const std::optional<View> tab = parse_view(w.tab);
+  if (!tab || (*tab != View::timeline && *tab != View::messages && *tab != View::time))
+    throw UsageError(fmt::format("--tab {}: use timeline, messages or time", w.tab));
+  o.view_settings.bottom = *tab;
   o.view_settings.theme = parse_theme(w.theme);
   if (o.view_settings.theme == Theme::projector && o.view_settings.ui_scale == 1.0f)
     o.view_settings.ui_scale = kProjectorScale;

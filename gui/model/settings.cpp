@@ -79,13 +79,17 @@ const char* to_string(View view) {
       return "controls";
     case View::lesson:
       return "lesson";
+    case View::messages:
+      return "messages";
+    case View::time:
+      return "time";
   }
   return "?";
 }
 
 std::optional<View> parse_view(const std::string& text) {
   for (View v : {View::all, View::topology, View::convergence, View::timeline, View::gradients,
-                 View::controls, View::lesson})
+                 View::controls, View::lesson, View::messages, View::time})
     if (text == to_string(v)) return v;
   return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/comm/collectives.h"
 #include "sim/run_spec.h"
@@ -43,13 +44,29 @@ void set_crash_step(sim::RunSpec& run, int rank, std::optional<int64_t> step);
 enum class Layout { automatic, ring, star, grid };
 const char* to_string(Layout layout);
 
-enum class View { all, topology, convergence, timeline, gradients, controls, lesson };
+// messages (the message log) and time (where the time goes) share the timeline's window on
+// the dashboard, as its tabs.
+enum class View {
+  all,
+  topology,
+  convergence,
+  timeline,
+  gradients,
+  controls,
+  lesson,
+  messages,
+  time
+};
 const char* to_string(View view);
 std::optional<View> parse_view(const std::string& text);
 
 enum class Theme { dark, light, projector };
 // The UI scale the projector theme starts at when none larger was asked for (28 px text).
 constexpr float kProjectorScale = 1.75f;
+
+// What the all_reduce demo's bars show: the values now, each rank's input before the
+// all_reduce, the sum every rank holds after it, or that sum divided by N (ReduceOp::AVG).
+enum class DemoValues { now, before, sum, average };
 
 struct ViewSettings {
   Layout layout = Layout::automatic;
@@ -66,6 +83,11 @@ struct ViewSettings {
   bool lesson_zh = false;       // ... and language, applied by "open lesson"
   std::string dismissed_error;  // the error banner the user closed; another error shows again
   int layout_resets = 0;        // "Reset layout" presses: each puts the windows back in tiles
+  // What a teacher picks in the message log, where the time goes, the demo and a replay.
+  View bottom = View::timeline;              // the dashboard's bottom tab: timeline, messages, time
+  int64_t time_step = 0;                     // where the time goes: this step; 0 = the latest
+  DemoValues demo_values = DemoValues::now;  // the all_reduce demo's bars
+  std::vector<double> bookmarks;             // replay: times to jump to (B adds one), sorted
 };
 
 }  // namespace dsgd::gui

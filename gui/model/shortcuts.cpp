@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gui/model/replay_marks.h"
+
 namespace dsgd::gui {
 
 bool error_banner_shown(const Snapshot& s) {
@@ -14,12 +16,29 @@ Command dismiss_error(const Snapshot& s) {
   return c;
 }
 
+namespace {
+
+// B marks the cursor; Right and PageDown jump to the next mark (a clicker's "next") and
+// hold the replay there.
+void replay_keys(const KeyPresses& keys, const Snapshot& s, Commands& commands) {
+  if (s.controls.live || s.world == 0) return;
+  if (keys.b) commands.push(add_bookmark(s, s.now_s));
+  if (keys.right || keys.page_down)
+    if (const std::optional<double> next = next_bookmark(s)) {
+      commands.push(CommandKind::pause);
+      commands.push(CommandKind::seek, *next);
+    }
+}
+
+}  // namespace
+
 bool shortcut_commands(const KeyPresses& keys, const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
   if (keys.escape && error_banner_shown(s)) commands.push(dismiss_error(s));
   if (keys.space) commands.push(c.paused || c.step_mode ? CommandKind::play : CommandKind::pause);
   if (c.live && (keys.right || keys.page_down))
     commands.push(keys.shift ? CommandKind::step_training : CommandKind::step_message);
+  replay_keys(keys, s, commands);
   if (keys.plus != keys.minus)  // both at once: no change
     commands.push(CommandKind::set_speed,
                   std::clamp(keys.plus ? c.speed * 2 : c.speed / 2, 0.001, 1000.0));

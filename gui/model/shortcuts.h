@@ -18,12 +18,14 @@ struct KeyPresses {
   bool plus = false, minus = false;  // '+' or '=', '-' typed
   bool f = false;                    // 'f' or 'F' typed
   bool escape = false;
+  bool b = false;  // 'b' or 'B' typed
 };
 
 // Space: play or pause. Right, PageDown: step one message (Shift: one training step).
-// + and -: speed times 2 or halved. Esc: close the error banner. Returns whether the window
-// should switch between full screen and a window (F). Keys that mean nothing here
-// (stepping a replay) do nothing.
+// + and -: speed times 2 or halved. Esc: close the error banner. In a replay, B bookmarks
+// the time cursor and Right or PageDown jump to the next bookmark (replay_marks.h). Returns
+// whether the window should switch between full screen and a window (F). Keys that mean
+// nothing here (stepping a replay without bookmarks) do nothing.
 bool shortcut_commands(const KeyPresses& keys, const Snapshot& snapshot, Commands& commands);
 
 // Whether the error banner shows: an error the user has not closed.

@@ -25,12 +25,6 @@ double time_of(const Stamp& s, TimeBase base) {
   return base == TimeBase::model ? s.model_s : s.wall_s;
 }
 
-double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes) {
-  if (src < 0 || dst < 0 || src >= s.world || dst >= s.world || s.links.empty()) return 0;
-  const LinkView& l = s.link(src, dst);
-  return l.latency_s + (l.bandwidth_Bps > 0 ? static_cast<double>(bytes) / l.bandwidth_Bps : 0);
-}
-
 // When a message sent at `t` leaves: after the outages holding its link (or never).
 double departure_s(const SnapshotInputs& in, int src, int dst, double t) {
   return in.outages.empty() ? t : sim::outage_end(in.outages, src, dst, t);
@@ -114,16 +108,25 @@ MessageView message_view(const Snapshot& s, const EventFold& fold, const FoldMes
   return m;
 }
 
-// Compute phases and collectives begun by now; those still open end at now.
+// Compute phases, collectives and training steps begun by now; those still open end at now.
 void add_slices(Snapshot& s, const EventFold& fold) {
   const auto add = [&](const FoldSlice& f) {
+    const double begin_s = time_of(f.begin, s.time_base);
+    const double end_s = f.ended ? time_of(f.end, s.time_base) : s.now_s;
+    if (f.kind == SliceKind::step)
+      s.steps.push_back({.rank = f.rank,
+                         .step = static_cast<int64_t>(f.seq),
+                         .begin_s = begin_s,
+                         .end_s = end_s,
+                         .open = !f.ended});
     if (f.kind != SliceKind::compute && f.kind != SliceKind::collective) return;
     s.slices.push_back({.rank = f.rank,
                         .lane = f.kind == SliceKind::compute ? Lane::compute : Lane::comm,
                         .name = f.name,
-                        .begin_s = time_of(f.begin, s.time_base),
-                        .end_s = f.ended ? time_of(f.end, s.time_base) : s.now_s,
-                        .open = !f.ended});
+                        .begin_s = begin_s,
+                        .end_s = end_s,
+                        .open = !f.ended,
+                        .bytes = f.bytes});
   };
   for (const FoldSlice& f : fold.slices())
     add(f);
@@ -204,6 +207,12 @@ void add_gradients(Snapshot& s, const EventFold& fold, const SnapshotInputs& in)
 }
 
 }  // namespace
+
+double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes) {
+  if (src < 0 || dst < 0 || src >= s.world || dst >= s.world || s.links.empty()) return 0;
+  const LinkView& l = s.link(src, dst);
+  return l.latency_s + (l.bandwidth_Bps > 0 ? static_cast<double>(bytes) / l.bandwidth_Bps : 0);
+}
 
 // ---------------------------------------------------------------------------------------
 // [outages]

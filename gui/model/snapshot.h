@@ -52,6 +52,15 @@ struct SliceView {
   Lane lane = Lane::compute;
   const char* name = "";  // points into the event source (static, or the replay's pool)
   double begin_s = 0, end_s = 0;
+  bool open = false;   // not ended by now_s (end_s = now_s)
+  uint64_t bytes = 0;  // a collective's payload (as its begin gave it); 0 for compute
+};
+
+// One rank's training step (the trainer's step_begin .. step_end), for where its time went.
+struct StepView {
+  int rank = 0;
+  int64_t step = 0;  // its number (1 = the first)
+  double begin_s = 0, end_s = 0;
   bool open = false;  // not ended by now_s (end_s = now_s)
 };
 
@@ -171,6 +180,7 @@ struct Snapshot {
   ViewSettings view;
   Algorithm algorithm = Algorithm::ring;
   LessonView lesson;
+  std::vector<StepView> steps;  // training steps begun by now_s, per rank, in no set order
   ExportView exporting;
 
   // The network's outages at now_s: the directed links held, when the last of those
@@ -207,6 +217,10 @@ struct SnapshotInputs {
 // ranks); events after now_s are ignored except receives that complete a message sent by
 // then (its arrival time is known in a replay).
 Snapshot build_snapshot(const std::vector<Event>& events, const SnapshotInputs& inputs);
+
+// How long a message of `bytes` takes on the link src -> dst: latency + bytes / bandwidth
+// (0 for ideal links, or ranks outside the snapshot).
+double transfer_estimate_s(const Snapshot& s, int src, int dst, uint64_t bytes);
 
 // The directed links `outages` hold at `t`, sorted.
 std::vector<std::pair<int, int>> links_down_at(const std::vector<sim::Outage>& outages, double t);

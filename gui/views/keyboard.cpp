@@ -18,6 +18,7 @@ KeyPresses read_key_presses() {
     keys.plus |= c == '+' || c == '=';
     keys.minus |= c == '-';
     keys.f |= c == 'f' || c == 'F';
+    keys.b |= c == 'b' || c == 'B';
   }
   return keys;
 }

@@ -152,7 +152,8 @@ std::string default_cjk_font() {
 
 // Every Chinese character of the window titles (the other labels' are ui_text.h's), some
 // of which are outside ImGui's "common" 2500.
-constexpr const char* kUiChinese = "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文课程";
+constexpr const char* kUiChinese =
+    "拓扑收敛时间线梯度平均控制对数按模型全部模拟设置显示中文课程消息去向";
 
 bool load_fonts(const std::string& path, float scale, ImVector<ImWchar>& ranges,
                 const std::string& extra_text) {
@@ -191,6 +192,10 @@ const char* view_title(View view, bool chinese) {
       return chinese ? "控制 Controls###controls" : "Controls###controls";
     case View::lesson:
       return chinese ? "课程 Lesson###lesson" : "Lesson###lesson";
+    case View::messages:
+      return chinese ? "消息 Messages###messages" : "Messages###messages";
+    case View::time:
+      return chinese ? "时间去向 Where the time goes###time" : "Where the time goes###time";
     case View::all:
       break;
   }

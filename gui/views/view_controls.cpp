@@ -299,6 +299,8 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     ImGui::PopStyleColor();
   }
   run_controls(s, commands);
+  speed_presets(s, commands);
+  bookmark_list(s, commands);
   if (s.view.selected_message >= 0 &&
       s.view.selected_message < static_cast<int>(s.messages.size())) {
     const MessageView& m = s.messages[s.view.selected_message];
@@ -335,6 +337,10 @@ void draw_view(View view, const Snapshot& s, Commands& commands, ViewState& stat
       return draw_timeline(s, commands);
     case View::lesson:
       return draw_lesson(s, commands);
+    case View::messages:
+      return draw_messages(s, commands, state.messages);
+    case View::time:
+      return draw_time_breakdown(s, commands);
     case View::all:
       return;
   }
@@ -345,12 +351,14 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   set_ui_chinese(s.view.chinese);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const bool lesson = s.lesson.active;
+  const bool demo = s.controls.live && s.controls.settings.mode == RunMode::allreduce_demo;
   begin_tiling(state.tiling,
                {.width = display.x,
                 .height = display.y,
                 .font_px = ImGui::GetFontSize(),
                 .only = only,
                 .lesson = lesson,
+                .demo = demo,
                 .chinese = s.view.chinese,
                 .resets = s.view.layout_resets,
                 .theme = s.view.theme},
@@ -366,13 +374,15 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
   ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
   bool all_tiled = true;
   state.windows.clear();
-  const std::vector<View> views = dashboard_views(only, lesson);
+  const std::vector<View> views = dashboard_views(only, lesson, demo);
   for (size_t i = 0; i < views.size(); ++i) {
     const View view = views[i];
     place_window(state.tiling, view);
     ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse;
     if (only != View::all) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize;
-    const bool open = ImGui::Begin(view_title(view, s.view.chinese), nullptr, flags);
+    const bool tabs = only == View::all && view == View::timeline;
+    const std::string title = tabs ? bottom_window_title(s) : view_title(view, s.view.chinese);
+    const bool open = ImGui::Begin(title.c_str(), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     remember_window(view, at, size, state.windows);
     const Rect& r = state.tiling.rects[i];
@@ -380,7 +390,10 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     // layout's rectangle is in place.
     all_tiled = all_tiled && std::abs(at.x - r.x0) < 2 && std::abs(at.y - r.y0) < 2 &&
                 std::abs(at.x + size.x - r.x1) < 2 && std::abs(at.y + size.y - r.y1) < 2;
-    if (open) draw_view(view, s, commands, state);
+    if (open && tabs)
+      draw_bottom_tabs(s, commands, state);
+    else if (open)
+      draw_view(view, s, commands, state);
     measure_window(state.tiling, view);
     ImGui::End();
   }

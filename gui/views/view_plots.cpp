@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 #include <imgui.h>
 
 #include "gui/model/contrast.h"
+#include "gui/model/replay_marks.h"
 #include "gui/views/axis.h"
 #include "gui/views/legend.h"
 #include "gui/views/theme.h"
@@ -225,6 +227,24 @@ void draw_curve(const Plot& p, size_t ci) {
   }
 }
 
+// Replay: the time cursor on the current curve, at the last step finished by then, with its
+// loss (replay_marks.h); the label on the side of the cursor that has room for it.
+void draw_replay_cursor(const Plot& p) {
+  if (p.s.controls.live || p.s.curves.empty()) return;
+  const Curve& c = p.s.curves.back();
+  const std::optional<size_t> at = curve_point_at(c, step_at_cursor(p.s));
+  if (!at) return;
+  const CurvePoint& point = c.points[*at];
+  const float x = p.x(p.x_of(point)), y = p.y(point.loss);
+  p.dl->AddLine({x, p.p0.y}, {x, p.p1.y}, p.pal.cursor, 0.12f * p.em);
+  p.dl->AddCircleFilled({x, y}, 0.3f * p.em, p.pal.cursor);
+  const std::string label =
+      fmt::format("{} {}: {} {:.3f}", tr("step"), point.step, tr("loss"), point.loss);
+  const float w = ImGui::CalcTextSize(label.c_str()).x, gap = 0.3f * p.em;
+  p.dl->AddText({x + gap + w < p.p1.x ? x + gap : x - gap - w, p.p0.y + 0.1f * p.em}, p.pal.cursor,
+                label.c_str());
+}
+
 }  // namespace
 
 void draw_convergence(const Snapshot& s, Commands& commands) {
@@ -254,6 +274,7 @@ void draw_convergence(const Snapshot& s, Commands& commands) {
   p.dl->PushClipRect(p.p0, p.p1, true);
   for (size_t ci = 0; ci < s.curves.size(); ++ci)
     draw_curve(p, ci);
+  draw_replay_cursor(p);
   p.dl->PopClipRect();
   ImGui::Dummy(avail);
 }
@@ -277,34 +298,45 @@ void gradients_caption(const Snapshot& s) {
   ImGui::TextWrapped("%s", out.c_str());
 }
 
-// One rank's row between x0 and x1, y0 and y1: in the demo a bar per element (height = its
-// value, colour = its chunk, the value written on it); in training a strip of chunks,
-// brighter as more ranks are summed in, each with its count.
-void gradient_row(const Snapshot& s, int r, ImVec2 from, ImVec2 to, float max_value) {
+// The values on the demo's bars: "28", "3.5" (a sum / N).
+std::string bar_number(float value) {
+  return fmt::format("{:.3g}", value);
+}
+
+// The demo: a bar per element between from and to (height = its value, colour = its chunk,
+// brighter as more ranks are summed in while showing the values now), the value written on
+// it, or just above a short one.
+void demo_bars(const Snapshot& s, const std::vector<float>& values, int r, ImVec2 from, ImVec2 to,
+               float max_value) {
   const GradientView& g = s.gradients;
   const Palette pal = palette_for(s.view.theme);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
-  const float width = to.x - from.x;
-  if (g.elements > 0 && r < static_cast<int>(g.values.size())) {
-    const float bw = width / g.elements;
-    for (int i = 0; i < g.elements; ++i) {
-      const int c = g.element_chunk[i];
-      const Rgba colour =
-          chunk_colour(c, g.chunks, static_cast<float>(g.contributions[r][c]) / s.world);
-      const float h = max_value > 0 ? (to.y - from.y) * std::abs(g.values[r][i]) / max_value : 0;
-      const ImVec2 bar0{from.x + i * bw + 1, to.y - h}, bar1{from.x + (i + 1) * bw - 1, to.y};
-      dl->AddRectFilled(bar0, bar1, colour);
-      const std::string value = fmt::format("{:.0f}", g.values[r][i]);
-      if (bw < ImGui::CalcTextSize(value.c_str()).x + 0.4f * em || to.y - from.y < text_h) continue;
-      const bool inside = h >= text_h;  // on the bar, or just above a short one
-      if (!inside && bar0.y - text_h < from.y) continue;
-      dl->AddText({bar0.x + 0.2f * em, inside ? bar0.y : bar0.y - text_h},
-                  inside ? text_colour_on(colour) : pal.text, value.c_str());
-    }
-    return;
+  const bool now = s.view.demo_values == DemoValues::now;
+  const float bw = (to.x - from.x) / g.elements;
+  for (int i = 0; i < g.elements; ++i) {
+    const int c = g.element_chunk[i];
+    const float k = now ? static_cast<float>(g.contributions[r][c]) / s.world : 1.0f;
+    const Rgba colour = chunk_colour(c, g.chunks, k);
+    const float h = max_value > 0 ? (to.y - from.y) * std::abs(values[i]) / max_value : 0;
+    const ImVec2 bar0{from.x + i * bw + 1, to.y - h}, bar1{from.x + (i + 1) * bw - 1, to.y};
+    dl->AddRectFilled(bar0, bar1, colour);
+    const std::string value = bar_number(values[i]);
+    if (bw < ImGui::CalcTextSize(value.c_str()).x + 0.4f * em || to.y - from.y < text_h) continue;
+    const bool inside = h >= text_h;  // on the bar, or just above a short one
+    if (!inside && bar0.y - text_h < from.y) continue;
+    dl->AddText({bar0.x + 0.2f * em, inside ? bar0.y : bar0.y - text_h},
+                inside ? text_colour_on(colour) : pal.text, value.c_str());
   }
-  const float cw = width / std::max(1, g.chunks);
+}
+
+// Training: a strip of chunks between from and to, brighter as more ranks are summed in,
+// each with its count.
+void chunk_strip(const Snapshot& s, int r, ImVec2 from, ImVec2 to) {
+  const GradientView& g = s.gradients;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
+  const float cw = (to.x - from.x) / std::max(1, g.chunks);
   for (int c = 0; c < g.chunks; ++c) {
     const Rgba colour =
         chunk_colour(c, g.chunks, static_cast<float>(g.contributions[r][c]) / s.world);
@@ -316,6 +348,27 @@ void gradient_row(const Snapshot& s, int r, ImVec2 from, ImVec2 to, float max_va
   }
 }
 
+// Above the rows: in the demo where the all_reduce stands and which values the bars show
+// (view_demo.cpp), returning them; in training the caption and, where there is room, why a
+// sum is the mean.
+std::vector<std::vector<float>> gradients_header(const Snapshot& s, Commands& commands,
+                                                 const Palette& pal) {
+  const GradientView& g = s.gradients;
+  if (g.elements > 0 && static_cast<int>(g.values.size()) == s.world)
+    return demo_header(s, commands);
+  gradients_caption(s);
+  // The note only where every rank's row keeps its label after it.
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const char* note = tr("each rank scales its gradient by 1/B first: the sum is the mean");
+  const float note_h = line * std::ceil(ImGui::CalcTextSize(note).x /
+                                        std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  if (ImGui::GetContentRegionAvail().y - note_h < s.world * ImGui::GetTextLineHeight()) return {};
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
+  ImGui::TextWrapped("%s", note);
+  ImGui::PopStyleColor();
+  return {};
+}
+
 }  // namespace
 
 void draw_gradients(const Snapshot& s, Commands& commands) {
@@ -323,9 +376,8 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     ImGui::TextUnformatted(tr("No ranks yet."));
     return;
   }
-  gradients_caption(s);
   const Palette pal = palette_for(s.view.theme);
-  const GradientView& g = s.gradients;
+  const std::vector<std::vector<float>> values = gradients_header(s, commands, pal);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
@@ -334,7 +386,7 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
   const float label_w = ImGui::CalcTextSize(widest.c_str()).x + 0.5f * em;
   const float row_h = avail.y / s.world, gap = std::min(3.0f, row_h / 4);
   float max_value = 0;
-  for (const auto& row : g.values)
+  for (const auto& row : values)
     for (float v : row)
       max_value = std::max(max_value, std::abs(v));
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -343,13 +395,16 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     if (row_h >= 0.75f * text_h)  // a glyph is shorter than its line
       dl->AddText({top.x, y0 + (row_h - text_h) / 2}, pal.text,
                   fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
+    const ImVec2 from{top.x + label_w, y0}, to{top.x + avail.x, y1};
     if (s.ranks[r].crashed) {  // what it held is lost with it: a grey row that says so
-      dl->AddRectFilled({top.x + label_w, y0}, {top.x + avail.x, y1}, pal.node_crashed);
-      dl->AddText({top.x + label_w + 0.4f * em, y0 + (row_h - text_h) / 2},
-                  text_colour_on(pal.node_crashed), tr("crashed"));
-      continue;
+      dl->AddRectFilled(from, to, pal.node_crashed);
+      dl->AddText({from.x + 0.4f * em, y0 + (row_h - text_h) / 2}, text_colour_on(pal.node_crashed),
+                  tr("crashed"));
+    } else if (!values.empty()) {
+      demo_bars(s, values[r], r, from, to, max_value);
+    } else {
+      chunk_strip(s, r, from, to);
     }
-    gradient_row(s, r, {top.x + label_w, y0}, {top.x + avail.x, y1}, max_value);
   }
   ImGui::Dummy(avail);
 }

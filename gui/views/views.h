@@ -1,9 +1,12 @@
 // The views: immediate-mode ImGui drawing of one Snapshot. Each draws into the current
 // window's remaining content region and pushes Commands for what the user asked; none
 // keeps state of its own between frames (zoom, selection, edits travel through
-// ViewSettings; the GL images the topology paints into and the dashboard's tiling are a
-// ViewState the window owns).
+// ViewSettings; the GL images the topology paints into, the dashboard's tiling and the
+// message log's last scroll are a ViewState the window owns).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "gui/model/commands.h"
 #include "gui/model/exporter.h"
@@ -24,11 +27,17 @@ struct TopologyLayers {
   LineLayer links;
   DiscLayer packets;
 };
+// The message log's memory of the last frame: the selection it last scrolled to (a message
+// selected elsewhere is scrolled into sight once, then the user may scroll away).
+struct MessageLogState {
+  int scrolled_to = -1;
+};
 struct ViewState {
   TopologyLayers topology;
   bool tiled = false;   // every window is where draw_dashboard put it
   ViewWindows windows;  // where each view's window was, for a PNG of one view
   WindowTiling tiling;
+  MessageLogState messages;
 };
 
 void draw_topology(const Snapshot& snapshot, Commands& commands, TopologyLayers& layers);
@@ -42,6 +51,22 @@ void draw_controls(const Snapshot& snapshot, Commands& commands);
 void draw_lesson(const Snapshot& snapshot, Commands& commands);
 void draw_lesson_picker(const Snapshot& snapshot, Commands& commands);
 
+// The message log (view_messages.cpp) and where the time goes (view_time.cpp).
+void draw_messages(const Snapshot& snapshot, Commands& commands, MessageLogState& state);
+void draw_time_breakdown(const Snapshot& snapshot, Commands& commands);
+// The dashboard's bottom window: tabs for the timeline, the message log and where the time
+// goes (ViewSettings::bottom), and the chosen one under them (view_tabs.cpp).
+void draw_bottom_tabs(const Snapshot& snapshot, Commands& commands, ViewState& state);
+// Its window's title: the chosen tab's, with the timeline window's ImGui ID.
+std::string bottom_window_title(const Snapshot& snapshot);
+// The all_reduce demo's caption (where it stands, from the fold's phases), the choice of
+// values (now, before, after: sum, after: sum / N) and what they are, above its bars
+// (view_demo.cpp). Returns the values to draw, [rank][element].
+std::vector<std::vector<float>> demo_header(const Snapshot& snapshot, Commands& commands);
+// The controls' speed presets (0.01x .. 10x) and a replay's bookmarks (view_pace.cpp).
+void speed_presets(const Snapshot& snapshot, Commands& commands);
+void bookmark_list(const Snapshot& snapshot, Commands& commands);
+
 // One view into the current window (nothing for View::all).
 void draw_view(View view, const Snapshot& snapshot, Commands& commands, ViewState& state);
 
@@ -50,7 +75,9 @@ void draw_view(View view, const Snapshot& snapshot, Commands& commands, ViewStat
 // frame (headless screenshots); otherwise they start there and the user may move them.
 // The windows fill view_rect (tiling.h), again whenever the display, the font or the
 // language changes or the user asks ("Reset layout"); with a lesson open its panel replaces
-// the convergence and gradient views.
+// the convergence and gradient views, and in the all_reduce demo the gradient view replaces
+// the convergence view. The timeline's window holds the message log and where the time goes
+// as tabs (draw_bottom_tabs).
 void draw_dashboard(const Snapshot& snapshot, Commands& commands, View only, bool fixed,
                     ViewState& state);
 

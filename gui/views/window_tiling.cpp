@@ -22,8 +22,14 @@ bool same(const Rect& a, const Rect& b) {
          std::abs(a.x1 - b.x1) < 0.5f && std::abs(a.y1 - b.y1) < 0.5f;
 }
 
+// The minimum of `view`'s window (the demo's gradients need more than training's).
+MinSize min_size_of(const WindowTiling& tiling, View view) {
+  return min_size(view, text_metrics(tiling), tiling.key.demo && !tiling.key.lesson);
+}
+
 size_t index_of(View view, const WindowTiling& tiling) {
-  const std::vector<View> views = dashboard_views(tiling.key.only, tiling.key.lesson);
+  const std::vector<View> views =
+      dashboard_views(tiling.key.only, tiling.key.lesson, tiling.key.demo);
   return static_cast<size_t>(std::find(views.begin(), views.end(), view) - views.begin());
 }
 
@@ -36,8 +42,8 @@ void begin_tiling(WindowTiling& tiling, const WindowTiling::Key& key, bool fixed
   }
   const TextMetrics m = text_metrics(tiling);
   std::vector<Rect> rects;
-  for (View view : dashboard_views(key.only, key.lesson))
-    rects.push_back(view_rect(view, key.only, key.width, key.height, key.lesson, m));
+  for (View view : dashboard_views(key.only, key.lesson, key.demo))
+    rects.push_back(view_rect(view, key.only, key.width, key.height, key.lesson, m, key.demo));
   tiling.place = fixed || rects.size() != tiling.rects.size() ||
                  !std::equal(rects.begin(), rects.end(), tiling.rects.begin(), same);
   tiling.rects = std::move(rects);
@@ -50,7 +56,7 @@ void place_window(const WindowTiling& tiling, View view) {
   const Rect& r = tiling.rects[i];
   // The user may shrink a window to its minimum, never below (nor below its tile, when the
   // display is too small to give it its minimum).
-  const MinSize min = min_size(view, text_metrics(tiling));
+  const MinSize min = min_size_of(tiling, view);
   ImGui::SetNextWindowSizeConstraints(
       {std::min(min.width_px, r.width()), std::min(min.height_px, r.height())}, {1e6f, 1e6f});
   if (!tiling.place) return;
@@ -64,7 +70,7 @@ void measure_window(WindowTiling& tiling, View view) {
                            window->ScrollbarSizes.x;
   if (view == View::controls) tiling.controls_px = std::max(tiling.controls_px, content_px);
   const ImVec2 size = window->Size;
-  const MinSize min = min_size(view, text_metrics(tiling));
+  const MinSize min = min_size_of(tiling, view);
   if (size.x + 1 < min.width_px || size.y + 1 < min.height_px)
     tiling.problems.push_back(
         fmt::format("the {} window is {:.0f}x{:.0f} px, under its minimum "

@@ -17,7 +17,7 @@ struct WindowTiling {
   struct Key {
     float width = 0, height = 0, font_px = 0;
     View only = View::all;
-    bool lesson = false, chinese = false;
+    bool lesson = false, demo = false, chinese = false;
     int resets = -1;
     Theme theme = Theme::dark;
     bool operator==(const Key&) const = default;
