@@ -280,8 +280,8 @@ std::vector<Row> command_rows() {
   return {
       {"bench collective --min-bytes -1",
        bench + "--min-bytes -1",
-       {"--min-bytes -1", "K, M or G"}},
-      {"bench collective --max-bytes 100T", bench + "--max-bytes 100T", {"--max-bytes 100T"}},
+       {"--min-bytes '-1'", "K, M or G"}},
+      {"bench collective --max-bytes 100T", bench + "--max-bytes 100T", {"--max-bytes '100T'"}},
       {"bench collective --max-bytes 8G", bench + "--max-bytes 8G", {"--max-bytes 8G", "1G"}},
       {"bench collective --min-bytes 1M --max-bytes 1K",
        bench + "--min-bytes 1M --max-bytes 1K",

@@ -414,9 +414,9 @@ TEST_CASE("the message log, where the time goes and the demo fit, cutting no lab
                                "--mode allreduce --step-mode --step-messages 5"};
   for (auto [w, h] : {std::pair{1280, 720}, {1600, 900}, {1920, 1080}})
     for (float scale : {1.0f, 1.75f, 2.0f})
-      for (const char* show : shows) {
-        const auto png =
-            dir / fmt::format("fit_teacher_{}x{}_{}_{}.png", w, h, scale, &show - shows);
+      for (size_t i = 0; i < std::size(shows); ++i) {
+        const char* const show = shows[i];
+        const auto png = dir / fmt::format("fit_teacher_{}x{}_{}_{}.png", w, h, scale, i);
         const int status =
             render(fmt::format("--scale {} --theme light --nodes 4 --latency 100us --frames 4 {}",
                                scale, show),
