@@ -64,3 +64,11 @@ TEST_CASE("ui_text: a translation keeps its English's placeholders, in order", "
     CHECK(placeholders(tr(text.c_str())) == placeholders(text));
   }
 }
+
+TEST_CASE("ui_text: the timeline's row labels and its note on dense messages are translated",
+          "[gui]") {
+  Language zh(true);
+  CHECK(std::string(tr("rank {}")) == "秩 {}");
+  CHECK(std::string(tr("{} messages: their ends only (zoom in, or hover one, for lines)"))
+            .starts_with("{} 条消息"));
+}

@@ -59,6 +59,8 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"follow now", "跟随当前"},
     {"follow the cursor", "跟随光标"},
     {"older events not kept", "更早的事件未保留"},
+    {"{} messages: their ends only (zoom in, or hover one, for lines)",
+     "{} 条消息：只画两端（放大，或把鼠标移到某条上，才画出连线）"},
     // lesson
     {"no lessons found", "没有找到课程"},
     {"Open lesson", "打开课程"},

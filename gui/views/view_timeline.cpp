@@ -136,8 +136,8 @@ void draw_rows(const Grid& g) {
     const float y = g.top.y + r * g.row_h;
     g.dl->AddLine({g.top.x, y}, {g.x1, y}, g.pal.grid);
     if (g.row_h >= 0.75f * ImGui::GetTextLineHeight())  // no label over its neighbour
-      g.dl->AddText({g.top.x + 4, y + (g.row_h - 14 * g.scale) / 2}, g.pal.text,
-                    fmt::format("rank {}", r).c_str());
+      g.dl->AddText({g.top.x + 4, y + (g.row_h - ImGui::GetTextLineHeight()) / 2}, g.pal.text,
+                    fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
   }
 }
 
@@ -205,8 +205,10 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
     }
   }
   if (dense) {
-    const std::string note = fmt::format(
-        "{} messages: their ends only (zoom in, or hover one, for lines)", visible.lines.size());
+    const std::string note =
+        fmt::format(fmt::runtime(tr("{} messages: their ends only (zoom in, or hover one, for "
+                                    "lines)")),
+                    visible.lines.size());
     g.dl->AddText({g.x1 - ImGui::CalcTextSize(note.c_str()).x, g.top.y}, g.pal.dim_text,
                   note.c_str());
   }
