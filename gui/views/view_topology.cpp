@@ -408,6 +408,19 @@ void draw_outages(const Frame& f) {
 // [caption and legend]
 // ---------------------------------------------------------------------------------------
 
+// Where the nodes are drawn, in words that do not read as an algorithm: "ring layout" under
+// the tree all_reduce read as a contradiction.
+const char* layout_caption(Layout layout) {
+  switch (layout) {
+    case Layout::star:
+      return tr("rank 0 in the middle");
+    case Layout::grid:
+      return tr("nodes on a grid");
+    default:
+      return tr("nodes on a circle");
+  }
+}
+
 // Caption, two lines: what is in flight and the time; the layout and the network as the
 // run describes it. Legend: the operations on screen, and the marks of resent and lost
 // messages when there are some.
@@ -418,7 +431,7 @@ void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   const std::string now =
       fmt::format("{}  |  t = {} ({})", in_flight_caption(scene), format_seconds(s.now_s),
                   s.time_base == TimeBase::model ? tr("model time") : tr("network time"));
-  const std::string network = fmt::format("{} {}  |  {}", to_string(f.layout), tr("layout"), link);
+  const std::string network = fmt::format("{}  |  {}", layout_caption(f.layout), link);
   f.dl->AddText({f.top.x + 6, footer_y(f, f.footer_lines - 2)}, f.pal.text,
                 fitted(now, width).c_str());
   f.dl->AddText({f.top.x + 6, footer_y(f, f.footer_lines - 1)}, f.pal.dim_text,
