@@ -122,6 +122,8 @@ std::vector<FoldSlice> EventFold::open_slices(int rank) const {
     add(SliceKind::compute, o);
   for (const Open& o : st.collectives)
     add(SliceKind::collective, o);
+  if (!st.collectives.empty() && st.current.open)  // the innermost is the current one
+    out.back().label = label_of(st.current);
   for (const Open& o : st.recvs)
     add(SliceKind::recv, o);
   return out;
@@ -139,12 +141,18 @@ void EventFold::on_collective(RankState& st, const Event& e, Stamp t) {
                   .all_reduce = std::strcmp(e.op, to_string(CollectiveOp::all_reduce)) == 0,
                   .bytes = e.bytes};
   } else {
+    const size_t closed = slices_.size();
     close(st.collectives, e.op, SliceKind::collective, e.rank, t);
     if (!st.current.open || std::strcmp(st.current.op, e.op) != 0) return;
+    if (slices_.size() > closed) slices_.back().label = label_of(st.current);
     st.current.open = false;
     st.current.ended = true;
   }
   if (st.current.all_reduce) st.all_reduce = st.current;
+}
+
+const char* EventFold::label_of(const Progress& p) {
+  return p.tag < 0 ? "" : tag_label(p.tag);
 }
 
 // The collective a message with reserved `tag` belongs to: the open one (its messages all

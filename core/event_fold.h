@@ -34,14 +34,17 @@ struct FoldSlice {
   SliceKind kind = SliceKind::note;
   int rank = 0;
   const char* name = "";  // compute, collective, note: the event's op
-  uint64_t seq = 0;       // step: the step number; note: the event's seq
-  uint64_t bytes = 0;     // collective: its payload (from its begin); send, recv: the message's
-  int peer = -1;      // send: dst; recv: src (-1: any source, for a receive never completed); note
-  int tag = 0;        // send, recv, note
-  uint64_t k = 0;     // send, recv: the message's ordinal among src -> dst with this tag
-  int message = -1;   // send, recv: index into messages(); -1 while the send is not seen
-  Stamp begin, end;   // a receive begins where it was posted (or at its end, if never)
-  bool ended = true;  // false: a send whose send_end has not come (yet), or an open slice
+  // collective: its messages' tag label ("all_reduce halving_doubling"), naming the algorithm
+  // that ran it; "" before a message of it is seen
+  const char* label = "";
+  uint64_t seq = 0;    // step: the step number; note: the event's seq
+  uint64_t bytes = 0;  // collective: its payload (from its begin); send, recv: the message's
+  int peer = -1;       // send: dst; recv: src (-1: any source, for a receive never completed); note
+  int tag = 0;         // send, recv, note
+  uint64_t k = 0;      // send, recv: the message's ordinal among src -> dst with this tag
+  int message = -1;    // send, recv: index into messages(); -1 while the send is not seen
+  Stamp begin, end;    // a receive begins where it was posted (or at its end, if never)
+  bool ended = true;   // false: a send whose send_end has not come (yet), or an open slice
 };
 
 struct FoldMessage {
@@ -126,6 +129,7 @@ class EventFold {
   };
 
   RankState& state(int rank);
+  static const char* label_of(const Progress& p);  // its messages' tag label, "" before one
   void close(std::vector<Open>& open, const char* name, SliceKind kind, int rank, Stamp end);
   void on_step_end(RankState& st, const Event& e, Stamp t);
   void on_collective(RankState& st, const Event& e, Stamp t);

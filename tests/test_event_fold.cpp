@@ -261,6 +261,48 @@ TEST_CASE("halving_doubling, tree and naive messages are labelled with their own
   CHECK(h.steps() == 6);
 }
 
+TEST_CASE("a collective's slice names the algorithm its messages ran, open or closed", "[fold]") {
+  for (const Algorithm algorithm :
+       {Algorithm::ring, Algorithm::halving_doubling, Algorithm::tree, Algorithm::naive}) {
+    INFO(to_string(algorithm));
+    const std::vector<Event> events = run_all_reduce(4, algorithm, 9, false);
+    const std::string label = find_collective_tag(CollectiveOp::all_reduce, algorithm)->label;
+    const EventFold fold = fold_of(events, 4);
+    int closed = 0;
+    for (const FoldSlice& sl : fold.slices())
+      if (sl.kind == SliceKind::collective) {
+        CHECK(std::string(sl.name) == "all_reduce");
+        CHECK(std::string(sl.label) == label);
+        ++closed;
+      }
+    CHECK(closed == 4);
+    // Cut after rank 0's first send: its all_reduce is open and already named; before that
+    // send it has no label yet.
+    EventFold partial(4);
+    bool sent = false;
+    for (const Event& e : events) {
+      if (e.rank != 0) continue;
+      if (e.kind == EventKind::collective_begin) {
+        partial.add(e);
+        const std::vector<FoldSlice> open = partial.open_slices(0);
+        REQUIRE(open.size() == 1);
+        CHECK(std::string(open[0].label).empty());
+        continue;
+      }
+      partial.add(e);
+      if (e.kind == EventKind::send_begin) {
+        sent = true;
+        break;
+      }
+    }
+    REQUIRE(sent);
+    const std::vector<FoldSlice> open = partial.open_slices(0);
+    REQUIRE(open.size() == 1);
+    CHECK(open[0].kind == SliceKind::collective);
+    CHECK(std::string(open[0].label) == label);
+  }
+}
+
 TEST_CASE("user messages are p2p, other collectives name their own phases", "[fold]") {
   EventBuffer buffer;
   sim::run_cluster({.nodes = 4, .events = &buffer}, [](Communicator& comm) {

@@ -344,4 +344,17 @@ TEST_CASE("after a crash, its messages are lost and the living are counted", "[g
   s = build_snapshot(events, in);
   CHECK(s.in_flight.empty());
   CHECK(s.lost.size() == 2);
+  // At the end of a run that is over, none is left drawn in flight, even one sent just
+  // before the end (its estimated arrival after it): nothing will move it on.
+  in.crash_s.clear();
+  in.links.assign(16, LinkView{.latency_s = 0.1});  // arrivals estimated at 0.5 s
+  in.now_s = -1;                                    // the last event's time
+  s = build_snapshot(events, in);
+  CHECK(s.now_s == Approx(0.41));
+  CHECK(s.in_flight.empty());
+  CHECK(s.lost.size() == 2);
+  // Before the end of a replayed run, a message is in flight until its estimated arrival.
+  in.now_s = 0.405;
+  s = build_snapshot(events, in);
+  CHECK(s.in_flight.size() == 3);
 }

@@ -197,3 +197,32 @@ TEST_CASE("the message log and where the time goes are the timeline window's tab
   CHECK_THROWS_WITH(parse_gui_options({"--tab", "topology"}),
                     Catch::Contains("--tab topology: use timeline, messages or time"));
 }
+
+TEST_CASE("the timeline's note on dense messages is the legend's last entry, above the rows",
+          "[gui]") {
+  Frames frames;
+  Snapshot s = log_of(600);
+  s.now_s = 1;
+  const std::string note = "600 messages: their ends only (zoom in, or hover one, for lines)";
+  ImVec2 last_min, last_max;
+  frames.frame([&] {
+    draw_timeline_legend(s, 600);
+    last_min = ImGui::GetItemRectMin();
+    last_max = ImGui::GetItemRectMax();
+  });
+  CHECK(last_max.x - last_min.x == Approx(ImGui::CalcTextSize(note.c_str()).x));
+  frames.frame([&] {
+    draw_timeline_legend(s, 0);
+    last_min = ImGui::GetItemRectMin();
+    last_max = ImGui::GetItemRectMax();
+  });
+  CHECK(last_max.x - last_min.x < ImGui::CalcTextSize(note.c_str()).x);
+  // The whole timeline: its rows (the canvas, its last item) begin below the legend's line.
+  float canvas_top = 0;
+  Commands commands;
+  frames.frame([&] {
+    draw_timeline(s, commands);
+    canvas_top = ImGui::GetItemRectMin().y;
+  });
+  CHECK(canvas_top >= last_max.y);
+}

@@ -123,6 +123,7 @@ void add_slices(Snapshot& s, const EventFold& fold) {
     s.slices.push_back({.rank = f.rank,
                         .lane = f.kind == SliceKind::compute ? Lane::compute : Lane::comm,
                         .name = f.name,
+                        .label = *f.label ? f.label : f.name,
                         .begin_s = begin_s,
                         .end_s = end_s,
                         .open = !f.ended,
@@ -153,13 +154,15 @@ void add_ranks(Snapshot& s, const EventFold& fold, const SnapshotInputs& in) {
 }
 
 // Messages in flight, and those that never arrive: past their estimated arrival with no
-// receive, when a rank at either end crashed or no receive is still to come.
+// receive, when a rank at either end crashed or no receive is still to come; and, at the
+// end of a run that is over, every one with no receive (nothing moves any more).
 void add_in_flight(Snapshot& s, const SnapshotInputs& in) {
+  const bool over = in.complete && s.now_s >= s.end_s;
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i) {
     MessageView& m = s.messages[i];
     if (m.arrived) continue;
     const bool crashed_end = s.ranks[m.src].crashed || s.ranks[m.dst].crashed;
-    m.lost = m.estimated && (crashed_end || in.complete) && s.now_s >= m.arrive_s;
+    m.lost = m.estimated && (over || ((crashed_end || in.complete) && s.now_s >= m.arrive_s));
     (m.lost ? s.lost : s.in_flight).push_back(i);
   }
 }

@@ -51,6 +51,9 @@ struct SliceView {
   int rank = 0;
   Lane lane = Lane::compute;
   const char* name = "";  // points into the event source (static, or the replay's pool)
+  // What it is drawn as: a collective's messages' label ("all_reduce tree"), which names its
+  // algorithm and colours it as its messages are; otherwise (and before a message) `name`
+  const char* label = "";
   double begin_s = 0, end_s = 0;
   bool open = false;   // not ended by now_s (end_s = now_s)
   uint64_t bytes = 0;  // a collective's payload (as its begin gave it); 0 for compute

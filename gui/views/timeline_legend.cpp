@@ -5,19 +5,21 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 
 namespace dsgd::gui {
 
-void draw_timeline_legend(const Snapshot& s) {
+void draw_timeline_legend(const Snapshot& s, size_t dense_messages) {
   const Palette pal = palette_for(s.view.theme);
   // The slices' names, compute phases first, each once (a few distinct among thousands).
   std::vector<std::string_view> compute, comm;
   for (const SliceView& sl : s.slices) {
     std::vector<std::string_view>& names = sl.lane == Lane::compute ? compute : comm;
-    if (std::find(names.begin(), names.end(), sl.name) == names.end()) names.push_back(sl.name);
+    if (std::find(names.begin(), names.end(), sl.label) == names.end()) names.push_back(sl.label);
   }
   std::vector<LegendEntry> entries;
   const auto add = [&](const char* heading, const std::vector<std::string_view>& names) {
@@ -31,6 +33,12 @@ void draw_timeline_legend(const Snapshot& s) {
   entries.push_back({Swatch::line, pal.text, tr("message")});
   entries.push_back({Swatch::tick, pal.link, tr("message ends")});
   entries.push_back({Swatch::line, pal.cursor, tr("now")});
+  if (dense_messages > 0)
+    entries.push_back(
+        {Swatch::none, 0,
+         fmt::format(fmt::runtime(tr("{} messages: their ends only (zoom in, or hover one, for "
+                                     "lines)")),
+                     dense_messages)});
   draw_legend(entries, pal.text, /*same_line=*/true);
 }
 

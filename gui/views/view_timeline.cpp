@@ -146,10 +146,13 @@ void draw_slices(const Grid& g) {
     if (sl.end_s < g.t0 || sl.begin_s > g.t1) continue;
     const float y = g.lane_y(sl.rank, sl.lane);
     const float a = g.x(sl.begin_s), b = std::max(g.x(sl.end_s), a + 1.0f);
-    g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.name));
-    if (b - a > 60 * g.scale && g.lane_h > 12 * g.scale)
-      g.dl->AddText({a + 3, y + (g.lane_h - 14 * g.scale) / 2},
-                    text_colour_on(colour_for_op(sl.name)), sl.name);
+    g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.label));
+    const float font = ImGui::GetFontSize();
+    if (b - a > 4 * font && g.lane_h >= 0.8f * font) {  // clipped to the slice, not spilled
+      const ImVec4 clip{a, y, b - 2, y + g.lane_h};
+      g.dl->AddText(nullptr, 0, {a + 3, y + (g.lane_h - font) / 2},
+                    text_colour_on(colour_for_op(sl.label)), sl.label, nullptr, 0, &clip);
+    }
   }
 }
 
@@ -164,14 +167,31 @@ struct VisibleMessages {
   int nearest = -1;
 };
 
+// Where a message's line ends: its arrival, or now while it is in flight.
+double line_end_s(const Snapshot& s, const MessageView& m) {
+  return m.arrived ? m.arrive_s : std::min(m.arrive_s, s.now_s);
+}
+
+bool in_view(const Snapshot& s, const MessageView& m, double t0, double t1) {
+  return line_end_s(s, m) >= t0 && m.send_s <= t1;
+}
+
+// The messages in view when they are too many for lines, else 0.
+size_t dense_messages(const Snapshot& s, double t0, double t1) {
+  const auto n = static_cast<size_t>(
+      std::count_if(s.messages.begin(), s.messages.end(),
+                    [&](const MessageView& m) { return in_view(s, m, t0, t1); }));
+  return n > kMaxMessageLines ? n : 0;
+}
+
 VisibleMessages visible_messages(const Grid& g, ImVec2 mouse) {
   const Snapshot& s = g.s;
   VisibleMessages out;
   float nearest_d = 6 * g.scale;
   for (int i = 0; i < static_cast<int>(s.messages.size()); ++i) {
     const MessageView& m = s.messages[i];
-    const double arrive = m.arrived ? m.arrive_s : std::min(m.arrive_s, s.now_s);
-    if (arrive < g.t0 || m.send_s > g.t1) continue;
+    if (!in_view(s, m, g.t0, g.t1)) continue;
+    const double arrive = line_end_s(s, m);
     const ImVec2 a{g.x(m.send_s), g.lane_y(m.src, Lane::comm) + g.lane_h / 2};
     const ImVec2 b{g.x(arrive), g.lane_y(m.dst, Lane::comm) + g.lane_h / 2};
     out.lines.push_back({i, a, b});
@@ -188,7 +208,7 @@ VisibleMessages visible_messages(const Grid& g, ImVec2 mouse) {
 // diagonal ones cost a software renderer (Mesa llvmpipe under Xvfb) most of a frame;
 // one-pixel lines look the same at this size. Dense: past kMaxMessageLines lines the lanes
 // vanish under a web of them, so each message shows as a tick where it leaves and one where
-// it arrives; the hovered and the selected message keep their line.
+// it arrives; the hovered and the selected message keep their line (the legend says so).
 void draw_messages(const Grid& g, const VisibleMessages& visible) {
   const ImDrawListFlags flags = g.dl->Flags;
   g.dl->Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex);
@@ -203,14 +223,6 @@ void draw_messages(const Grid& g, const VisibleMessages& visible) {
       g.dl->AddLine({m.a.x, m.a.y + h - tick}, {m.a.x, m.a.y + h}, g.pal.link, g.scale);
       g.dl->AddLine({m.b.x, m.b.y + h - tick}, {m.b.x, m.b.y + h}, g.pal.link, g.scale);
     }
-  }
-  if (dense) {
-    const std::string note =
-        fmt::format(fmt::runtime(tr("{} messages: their ends only (zoom in, or hover one, for "
-                                    "lines)")),
-                    visible.lines.size());
-    g.dl->AddText({g.x1 - ImGui::CalcTextSize(note.c_str()).x, g.top.y}, g.pal.dim_text,
-                  note.c_str());
   }
   g.dl->Flags = flags;
 }
@@ -278,7 +290,7 @@ void draw_timeline(const Snapshot& s, Commands& commands) {
   const std::pair<double, double> window = visible_window(s);
   ViewSettings v = s.view;
   bool changed = zoom_buttons(s, window.first, window.second, v);
-  draw_timeline_legend(s);
+  draw_timeline_legend(s, dense_messages(s, window.first, window.second));
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 60 || avail.y < 30 || s.world == 0) {

@@ -44,7 +44,9 @@ void draw_topology(const Snapshot& snapshot, Commands& commands, TopologyLayers&
 void draw_convergence(const Snapshot& snapshot, Commands& commands);
 void draw_timeline(const Snapshot& snapshot, Commands& commands);
 // The timeline's legend (timeline_legend.cpp): lanes, colours, message marks.
-void draw_timeline_legend(const Snapshot& snapshot);
+// `dense_messages`: the messages in view when there are too many to draw as lines (their
+// ends only, which the legend then says), else 0.
+void draw_timeline_legend(const Snapshot& snapshot, size_t dense_messages);
 void draw_gradients(const Snapshot& snapshot, Commands& commands);
 void draw_controls(const Snapshot& snapshot, Commands& commands);
 // The lesson panel (view_lesson.cpp), and its lesson and language picker alone.
