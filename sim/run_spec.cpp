@@ -44,54 +44,59 @@ std::string allreduce_name(const RunSpec& s) {
 
 namespace {
 
+std::string say(const char* words, auto&&... args) {
+  return fmt::format(fmt::runtime(words), args...);
+}
+
 // Which links an override changes: "link 0->1", "links from 2", "links to 3", "every link".
-std::string override_links(const LinkOverride& o) {
-  if (o.from >= 0 && o.to >= 0) return fmt::format("link {}->{}", o.from, o.to);
-  if (o.from >= 0) return fmt::format("links from {}", o.from);
-  if (o.to >= 0) return fmt::format("links to {}", o.to);
-  return "every link";
+std::string override_links(const LinkOverride& o, const RunWords& w) {
+  if (o.from >= 0 && o.to >= 0) return say(w.link, o.from, o.to);
+  if (o.from >= 0) return say(w.links_from, o.from);
+  if (o.to >= 0) return say(w.links_to, o.to);
+  return w.every_link;
 }
 
 // The overrides themselves when there are few ("; link 0->1: latency 30 ms"), a count when
 // there are many: a caption that says 10 ms must not hide the one link at 30 ms.
-std::string describe_overrides(const std::vector<LinkOverride>& overrides) {
+std::string describe_overrides(const std::vector<LinkOverride>& overrides, const RunWords& w) {
   constexpr size_t kListed = 3;
-  if (overrides.size() > kListed) return fmt::format(", {} link overrides", overrides.size());
+  if (overrides.size() > kListed) return ", " + say(w.link_overrides, overrides.size());
   std::string s;
   for (const LinkOverride& o : overrides) {
     std::vector<std::string> what;
-    if (o.latency_s) what.push_back("latency " + format_duration(*o.latency_s));
-    if (o.bandwidth_Bps) what.push_back("bandwidth " + format_bandwidth(*o.bandwidth_Bps));
-    if (o.jitter_s) what.push_back("jitter " + format_duration(*o.jitter_s));
-    if (o.loss) what.push_back(fmt::format("loss {:g}", *o.loss));
-    s += fmt::format("; {}: {}", override_links(o), fmt::join(what, ", "));
+    if (o.latency_s) what.push_back(say(w.latency, format_duration(*o.latency_s)));
+    if (o.bandwidth_Bps) what.push_back(say(w.bandwidth, format_bandwidth(*o.bandwidth_Bps)));
+    if (o.jitter_s) what.push_back(say(w.jitter, format_duration(*o.jitter_s)));
+    if (o.loss) what.push_back(say(w.loss, *o.loss));
+    s += fmt::format("; {}: {}", override_links(o, w), fmt::join(what, ", "));
   }
   return s;
 }
 
 }  // namespace
 
-std::string describe_network(const ClusterOptions& c) {
+std::string describe_network(const ClusterOptions& c, const RunWords& w) {
   const LinkSpec& l = c.network.link;
-  std::string s = fmt::format("latency {}, bandwidth {}, {}", format_duration(l.latency_s),
-                              format_bandwidth(l.bandwidth_Bps), to_string(c.network.topology));
-  if (l.jitter_s > 0) s += ", jitter " + format_duration(l.jitter_s);
-  if (l.loss > 0) s += fmt::format(", loss {:g}", l.loss);
-  s += describe_overrides(c.network.overrides);
-  if (!c.node_overrides.empty()) s += fmt::format(", {} faulty nodes", c.node_overrides.size());
-  if (!c.network.outages.empty()) s += fmt::format(", {} outages", c.network.outages.size());
+  std::string s = fmt::format("{}, {}, {}", say(w.latency, format_duration(l.latency_s)),
+                              say(w.bandwidth, format_bandwidth(l.bandwidth_Bps)),
+                              to_string(c.network.topology));
+  if (l.jitter_s > 0) s += ", " + say(w.jitter, format_duration(l.jitter_s));
+  if (l.loss > 0) s += ", " + say(w.loss, l.loss);
+  s += describe_overrides(c.network.overrides, w);
+  if (!c.node_overrides.empty()) s += ", " + say(w.faulty_nodes, c.node_overrides.size());
+  if (!c.network.outages.empty()) s += ", " + say(w.outages, c.network.outages.size());
   return s;
 }
 
-std::string describe_run(const RunSpec& s) {
+std::string describe_run(const RunSpec& s, const RunWords& w) {
   const LinkSpec& l = s.cluster.network.link;
-  std::string out = fmt::format("{}, {} nodes", allreduce_name(s), s.cluster.nodes);
+  std::string out = fmt::format("{}, {}", allreduce_name(s), say(w.nodes, s.cluster.nodes));
   if (l.latency_s > 0) out += ", " + format_duration(l.latency_s);
   if (l.bandwidth_Bps > 0) out += ", " + format_bandwidth(l.bandwidth_Bps);
   bool straggler = false;
   for (const auto& [rank, node] : s.cluster.node_overrides)
     straggler |= node.straggler != 1.0;
-  if (straggler) out += ", straggler";
+  if (straggler) out += std::string(", ") + w.straggler;
   if (!s.scenario.empty()) {
     const auto slash = s.scenario.find_last_of('/');
     out += " (" + s.scenario.substr(slash == std::string::npos ? 0 : slash + 1) + ")";

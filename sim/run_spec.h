@@ -66,10 +66,28 @@ TrainConfig train_config(const RunSpec& spec);
 // The --allreduce value: an algorithm's name, or "nccl".
 std::string allreduce_name(const RunSpec& spec);
 
+// The words the two descriptions below are made of, as fmt formats (English by default; the
+// GUI passes its language's). Names (ring, mesh) and units stay as they are.
+struct RunWords {
+  const char* nodes = "{} nodes";
+  const char* straggler = "straggler";
+  const char* latency = "latency {}";
+  const char* bandwidth = "bandwidth {}";
+  const char* jitter = "jitter {}";
+  const char* loss = "loss {:g}";
+  const char* link = "link {}->{}";
+  const char* links_from = "links from {}";
+  const char* links_to = "links to {}";
+  const char* every_link = "every link";
+  const char* link_overrides = "{} link overrides";
+  const char* faulty_nodes = "faulty nodes: {}";
+  const char* outages = "outages: {}";
+};
+
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).
-std::string describe_network(const ClusterOptions& cluster);
+std::string describe_network(const ClusterOptions& cluster, const RunWords& words = {});
 // A short label for curves and titles: "ring, 4 nodes, 2 ms, 1 Gbit/s".
-std::string describe_run(const RunSpec& spec);
+std::string describe_run(const RunSpec& spec, const RunWords& words = {});
 
 // The run description as a JSON object (as a trace records it), and back. The reader
 // takes what it knows and fails with DataError naming `source` for malformed values.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/model/settings.h"
 #include "gui/model/ui_text.h"
 
 using namespace dsgd::gui;
@@ -71,4 +72,27 @@ TEST_CASE("ui_text: the timeline's row labels and its note on dense messages are
   CHECK(std::string(tr("rank {}")) == "秩 {}");
   CHECK(std::string(tr("{} messages: their ends only (zoom in, or hover one, for lines)"))
             .starts_with("{} 条消息"));
+}
+
+// The title and the network's caption are composed in sim (run_spec.h) from words the
+// window passes in its language: no English word is left in them in Chinese.
+TEST_CASE("ui_text: the run's title and the network's caption are in the window's language",
+          "[gui]") {
+  SimSettings settings;
+  settings.run.cluster.network.link.jitter_s = 1e-3;
+  settings.run.cluster.network.overrides.push_back({.from = 0, .to = 1, .latency_s = 30e-3});
+  set_straggler(settings.run, 2, 3.0);
+  {
+    Language en(false);
+    CHECK(describe(settings) == "ring, 4 nodes, 2 ms, 1 Gbit/s, straggler");
+    CHECK(network_caption(settings.run.cluster) ==
+          "latency 2 ms, bandwidth 1 Gbit/s, mesh, jitter 1 ms; link 0->1: latency 30 ms, "
+          "faulty nodes: 1");
+  }
+  Language zh(true);
+  CHECK(describe(settings) == "ring, 4 个节点, 2 ms, 1 Gbit/s, 慢节点");
+  const std::string caption = network_caption(settings.run.cluster);
+  CHECK(caption == "延迟 2 ms, 带宽 1 Gbit/s, mesh, 抖动 1 ms; 链路 0->1: 延迟 30 ms, 故障节点：1");
+  for (const char* english : {"latency", "bandwidth", "jitter", "link", "faulty"})
+    CHECK(caption.find(english) == std::string::npos);
 }

@@ -4,6 +4,7 @@
 // its start, and a finished run's time standing still.
 #include <catch2/catch.hpp>
 
+#include "core/comm/collective_tags.h"
 #include "gui/model/app.h"
 #include "gui/model/layout.h"
 #include "gui/model/session.h"
@@ -116,4 +117,20 @@ TEST_CASE("settings: the link applies live, and a restart keeps the class's spee
   app.apply(commands);
   CHECK(app.snapshot().controls.speed == Approx(0.1));
   app.session()->stop();
+}
+
+TEST_CASE("every collective's messages and slices have a colour of their own, not grey", "[gui]") {
+  const Rgba grey = colour_for_op("no such op");
+  int labels = 0;
+  for (int tag = kCollectiveTagBase; tag < kCollectiveTagBase + 64; ++tag) {
+    const CollectiveTag* c = find_collective_tag(tag);
+    if (!c) continue;
+    INFO(c->label);
+    CHECK(colour_for_op(c->label) != grey);
+    ++labels;
+  }
+  CHECK(labels >= 12);
+  // Another algorithm of a collective takes its collective's colour.
+  CHECK(colour_for_op("broadcast ring") == colour_for_op("broadcast"));
+  CHECK(colour_for_op("all_reduce tree") != colour_for_op("all_reduce"));
 }

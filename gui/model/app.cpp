@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "gui/model/ui_text.h"
 #include "sim/run_spec.h"
 
 namespace dsgd::gui {
@@ -182,11 +183,11 @@ Snapshot GuiApp::replay_snapshot() const {
   Snapshot s = build_snapshot(replay_->events(), in);
   s.begin_s = replay_->begin_s();
   s.end_s = replay_->end_s();
-  s.title = "replay - " + replay_->name();
+  s.title = std::string(tr("replay")) + " - " + replay_->name();
   if (recorded_) {
     s.title += ": " + describe(*recorded_);
     s.controls.settings = *recorded_;
-    s.network = sim::describe_network(recorded_->run.cluster);
+    s.network = network_caption(recorded_->run.cluster);
   }
   s.controls.status = replay_playing_ ? "replaying" : "replay paused";
   s.controls.paused = !replay_playing_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,11 @@ Rgba colour_for_op(const char* op) {
   };
   for (const Entry& e : kColours)
     if (std::strcmp(e.op, op) == 0) return e.colour;
+  // Another algorithm of a collective ("broadcast ring"): the collective's colour.
+  const std::string_view name(op);
+  if (const size_t space = name.find(' '); space != std::string_view::npos)
+    for (const Entry& e : kColours)
+      if (name.substr(0, space) == e.op) return e.colour;
   return rgba(220, 220, 220);
 }
 

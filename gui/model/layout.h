@@ -47,7 +47,8 @@ constexpr Rgba rgba(int r, int g, int b, int a = 255) {
          static_cast<Rgba>(a) << 24;
 }
 // The colour of an operation: a message's label (collective_tags.h: "all_reduce ring",
-// "broadcast", ..., "p2p") or a phase's name ("forward_backward", "update").
+// "broadcast", ..., "p2p") or a phase's name ("forward_backward", "update"); another
+// algorithm of a collective without its own ("broadcast ring") has its collective's.
 Rgba colour_for_op(const char* op);
 
 // "1.5 ms", "3 us", "2.00 s".

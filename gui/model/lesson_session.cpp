@@ -104,7 +104,7 @@ void LessonSession::start(int number, lessons::Lang lang, double speed) {
   cluster.events = &run->events;
   cluster.control = &run->control;
   run->links = link_views(sim);
-  run->network = sim::describe_network(cluster);
+  run->network = network_caption(cluster);
   lessons::LessonSettings settings;
   settings.lang = lang;
   run->lesson = std::make_unique<lessons::LiveLesson>(

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/train/train_inputs.h"
 #include "core/train/trainer.h"
+#include "gui/model/ui_text.h"
 #include "sim/cluster.h"
 #include "sim/network.h"
 
@@ -354,8 +355,8 @@ Snapshot SimSession::snapshot(const ViewSettings& view) const {
              : c.paused         ? "paused"
              : c.step_mode      ? "step mode"
                                 : "running";
-  s.title = fmt::format("{} - {}", to_string(set.mode), describe(settings_));
-  s.network = sim::describe_network(settings_.run.cluster);
+  s.title = fmt::format("{} - {}", tr(to_string(set.mode)), describe(settings_));
+  s.network = network_caption(settings_.run.cluster);
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "gui/model/settings.h"
 
 #include "gui/model/layout.h"
+#include "gui/model/ui_text.h"
 
 namespace dsgd::gui {
 
@@ -19,8 +20,33 @@ sim::RunSpec gui_run_defaults() {
   return d;
 }
 
+namespace {
+
+// The words of sim's run descriptions, each through tr().
+sim::RunWords run_words() {
+  return {.nodes = tr("{} nodes"),
+          .straggler = tr("straggler"),
+          .latency = tr("latency {}"),
+          .bandwidth = tr("bandwidth {}"),
+          .jitter = tr("jitter {}"),
+          .loss = tr("loss {:g}"),
+          .link = tr("link {}->{}"),
+          .links_from = tr("links from {}"),
+          .links_to = tr("links to {}"),
+          .every_link = tr("every link"),
+          .link_overrides = tr("{} link overrides"),
+          .faulty_nodes = tr("faulty nodes: {}"),
+          .outages = tr("outages: {}")};
+}
+
+}  // namespace
+
 std::string describe(const SimSettings& s) {
-  return sim::describe_run(s.run);
+  return sim::describe_run(s.run, run_words());
+}
+
+std::string network_caption(const sim::ClusterOptions& cluster) {
+  return sim::describe_network(cluster, run_words());
 }
 
 double straggler_of(const sim::RunSpec& run, int rank) {

@@ -32,8 +32,10 @@ struct SimSettings {
   bool step_mode = false;
 };
 
-// A short label for curves and the title bar: "ring, 4 nodes, 2 ms, 1 Gbit/s".
+// A short label for curves and the title bar: "ring, 4 nodes, 2 ms, 1 Gbit/s", and the
+// network's caption, in the window's language (ui_text.h).
 std::string describe(const SimSettings& settings);
+std::string network_caption(const sim::ClusterOptions& cluster);
 
 // The faults the controls panel toggles, per rank of the next run.
 double straggler_of(const sim::RunSpec& run, int rank);  // 1: none

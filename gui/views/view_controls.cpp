@@ -11,6 +11,7 @@
 
 #include "gui/model/progress.h"
 #include "gui/model/shortcuts.h"
+#include "gui/views/legend.h"
 #include "gui/views/theme.h"
 #include "gui/views/views.h"
 #include "gui/views/window_tiling.h"
@@ -27,8 +28,8 @@ void draw_error_banner(const Snapshot& s, Commands& commands, ImVec2 display) {
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.55f, 0.05f, 0.05f, 0.95f));
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
   bool open = true;
-  ImGui::Begin(s.error_is_fault ? "The run ended by a fault (Esc closes this)###error"
-                                : "Error (Esc closes this)###error",
+  ImGui::Begin(tr(s.error_is_fault ? "The run ended by a fault (Esc closes this)###error"
+                                   : "Error (Esc closes this)###error"),
                &open, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoResize);
   ImGui::TextWrapped("%s", s.error.c_str());
   ImGui::End();
@@ -64,11 +65,13 @@ void export_buttons(const Snapshot& s, Commands& commands) {
   if (ImGui::Button(tr("Save PNG")))
     commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(View::all)});
   if (e.views.size() > 1) {  // a combo that acts on the choice, keeping none
-    ImGui::SameLine();
+    const char* one = tr("Save PNG of one view");
+    same_line_if_fits(ImGui::CalcTextSize(one).x + ImGui::GetFrameHeight() +
+                      3 * ImGui::GetStyle().FramePadding.x);  // else on a line of its own
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
-    if (ImGui::BeginCombo("##png_of_view", tr("Save PNG of one view"))) {
+    if (ImGui::BeginCombo("##png_of_view", one)) {
       for (View v : e.views)
-        if (ImGui::Selectable(to_string(v)))
+        if (ImGui::Selectable(view_title(v, s.view.chinese)))
           commands.push(Command{.kind = CommandKind::save_png, .index = static_cast<int>(v)});
       ImGui::EndCombo();
     }
@@ -186,6 +189,14 @@ bool crash_step_editor(sim::RunSpec& run, int r, int64_t crash) {
   return true;
 }
 
+// A combo of translated choices; whether the user picked one.
+bool choice(const char* label, int& value, std::initializer_list<const char*> english) {
+  std::vector<const char*> items;
+  for (const char* e : english)
+    items.push_back(tr(e));
+  return ImGui::Combo(label, &value, items.data(), static_cast<int>(items.size()));
+}
+
 // Faults, per rank: a straggler (3x slower) or a crash a few steps into the next run.
 bool fault_editor(sim::RunSpec& run, int64_t step_now) {
   bool changed = false;
@@ -195,12 +206,17 @@ bool fault_editor(sim::RunSpec& run, int64_t step_now) {
   const float row_h = ImGui::GetFrameHeightWithSpacing();
   const bool scroll = ranks > 8;
   if (scroll) ImGui::BeginChild("faults", ImVec2(0, 8.5f * row_h), true);
+  // The buttons in one column, after the widest rank label.
+  const float label_w =
+      ImGui::CalcTextSize(fmt::format(fmt::runtime(tr("rank {}")), ranks - 1).c_str()).x +
+      ImGui::GetStyle().ItemSpacing.x;
   for (int r = 0; r < ranks; ++r) {
     ImGui::PushID(r);
     const bool slow = straggler_of(run, r) != 1.0;
     const std::optional<int64_t> crash = crash_step_of(run, r);
-    ImGui::Text("rank %2d", r);
-    ImGui::SameLine();
+    const float x = ImGui::GetCursorPosX();
+    ImGui::TextUnformatted(fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
+    ImGui::SameLine(x + label_w);
     if (ImGui::SmallButton(tr(slow ? "straggler x3 [on]" : "straggler x3"))) {
       set_straggler(run, r, slow ? 1.0 : 3.0);
       changed = true;
@@ -225,7 +241,7 @@ void settings_editor(const Snapshot& s, Commands& commands) {
   bool changed = false;
   ImGui::TextDisabled("%s", tr("these apply at Restart:"));
   int mode = d.mode == RunMode::train ? 0 : 1;
-  if (ImGui::Combo(tr("mode"), &mode, "training\0all_reduce demo\0")) {
+  if (choice(tr("mode"), mode, {to_string(RunMode::train), to_string(RunMode::allreduce_demo)})) {
     d.mode = mode == 0 ? RunMode::train : RunMode::allreduce_demo;
     changed = true;
   }
@@ -250,14 +266,6 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     commands.push(Command{.kind = CommandKind::set_link, .settings = d});
   }
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
-}
-
-// A combo of translated choices; whether the user picked one.
-bool choice(const char* label, int& value, std::initializer_list<const char*> english) {
-  std::vector<const char*> items;
-  for (const char* e : english)
-    items.push_back(tr(e));
-  return ImGui::Combo(label, &value, items.data(), static_cast<int>(items.size()));
 }
 
 // How the window looks: the ranks' layout, theme, UI scale, language; and "Reset layout",
@@ -384,7 +392,7 @@ void draw_dashboard(const Snapshot& s, Commands& commands, View only, bool fixed
     const std::string title = tabs ? bottom_window_title(s) : view_title(view, s.view.chinese);
     const bool open = ImGui::Begin(title.c_str(), nullptr, flags);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    remember_window(view, at, size, state.windows);
+    remember_window(tabs ? s.view.bottom : view, at, size, state.windows);  // the tab shown
     const Rect& r = state.tiling.rects[i];
     // ImGui rounds a window's position and size down to whole pixels: within 2 of the
     // layout's rectangle is in place.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <imgui.h>
@@ -132,8 +133,16 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   });
   const LessonEntry& pick = current == l.catalog.end() ? l.catalog.front() : *current;
   bool changed = false;
+  // A title too long for the combo shows its number there and its name wrapped below it.
+  const std::string& picked = v.lesson_zh ? pick.title_zh : pick.title_en;
+  const size_t dot = picked.find(" · ");
+  const float arrow = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().FramePadding.x;
+  const bool split = dot != std::string::npos && ImGui::CalcTextSize(picked.c_str()).x >
+                                                     ImGui::GetContentRegionAvail().x - arrow;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::BeginCombo("##lesson", (v.lesson_zh ? pick.title_zh : pick.title_en).c_str())) {
+  const bool open_combo =
+      ImGui::BeginCombo("##lesson", split ? picked.substr(0, dot).c_str() : picked.c_str());
+  if (open_combo) {
     for (const LessonEntry& e : l.catalog) {
       const std::string& title = v.lesson_zh ? e.title_zh : e.title_en;
       if (ImGui::Selectable(title.c_str(), e.number == pick.number)) {
@@ -143,6 +152,7 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
     }
     ImGui::EndCombo();
   }
+  if (split) ImGui::TextWrapped("%s", picked.substr(dot + std::string_view(" · ").size()).c_str());
   int lang = v.lesson_zh ? 1 : 0;
   changed |= ImGui::RadioButton("English", &lang, 0);
   same_line_if_fits(check_box_width("中文"));

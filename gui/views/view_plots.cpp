@@ -382,9 +382,12 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
   const ImVec2 top = ImGui::GetCursorScreenPos();
   const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
   if (avail.x < 4 * em || avail.y < em) return;
-  const std::string widest = fmt::format(fmt::runtime(tr("rank {}")), s.world - 1);
-  const float label_w = ImGui::CalcTextSize(widest.c_str()).x + 0.5f * em;
   const float row_h = avail.y / s.world, gap = std::min(3.0f, row_h / 4);
+  // Rows shorter than a line label themselves in a smaller font, down to half the size.
+  const float label_px = std::min(em, 0.95f * row_h * em / text_h);
+  const bool labelled = label_px >= 0.5f * em;
+  const std::string widest = fmt::format(fmt::runtime(tr("rank {}")), s.world - 1);
+  const float label_w = ImGui::CalcTextSize(widest.c_str()).x * label_px / em + 0.5f * em;
   float max_value = 0;
   for (const auto& row : values)
     for (float v : row)
@@ -392,9 +395,9 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int r = 0; r < s.world; ++r) {
     const float y0 = top.y + r * row_h, y1 = y0 + row_h - gap;
-    if (row_h >= 0.75f * text_h)  // a glyph is shorter than its line
-      dl->AddText({top.x, y0 + (row_h - text_h) / 2}, pal.text,
-                  fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
+    if (labelled)
+      dl->AddText(ImGui::GetFont(), label_px, {top.x, y0 + (row_h - label_px * text_h / em) / 2},
+                  pal.text, fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
     const ImVec2 from{top.x + label_w, y0}, to{top.x + avail.x, y1};
     if (s.ranks[r].crashed) {  // what it held is lost with it: a grey row that says so
       dl->AddRectFilled(from, to, pal.node_crashed);
