@@ -31,7 +31,12 @@ stepped allreduce_tree_step tree 6
 stepped allreduce_halving_doubling_step halving_doubling 12
 stepped allreduce_naive_step naive 9
 shot message_log --tab messages --nodes 8 --step-mode --step-messages 30 --frames 30
-shot time_breakdown --tab time --scenario straggler --min-steps 40 --frames 30
+# Where the time goes, in model time (a replay): a model big enough that rank 2's threefold
+# compute shows, and the others' waiting for it.
+"$dsgd" train --scenario straggler --steps 20 --model mlp:256 --trace "$tmp/straggler.json" \
+  --metrics "$tmp/straggler.jsonl" >/dev/null 2>&1
+shot time_breakdown --tab time --replay "$tmp/straggler.json" --metrics "$tmp/straggler.jsonl" \
+  --seek 0.9 --frames 30
 shot nodes32 --nodes 32 --min-steps 20 --frames 30
 shot straggler --scenario straggler --min-steps 40 --frames 30
 shot crash --scenario crash --min-steps 1 --frames 600 --wait 60

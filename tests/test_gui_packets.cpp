@@ -20,6 +20,7 @@
 #include "core/event_fold.h"
 #include "core/io/trace.h"
 #include "gui/model/layout.h"
+#include "gui/model/message_text.h"
 #include "gui/model/packets.h"
 #include "gui/model/snapshot.h"
 #include "gui/model/ui_text.h"
@@ -268,8 +269,14 @@ TEST_CASE("a message the network lost and resent is marked, from the sim to the 
   SnapshotInputs in{.world = 4, .time_base = TimeBase::model};
   const Snapshot s = build_snapshot(events, in);
   int marked = 0;
-  for (const MessageView& m : s.messages)
+  for (const MessageView& m : s.messages) {
     marked += m.retransmits > 0;
+    // The message log's "took" cell says it too: "201 ms, resent", or just the time.
+    const std::string took = took_text(m);
+    INFO(took);
+    CHECK(took.starts_with(format_seconds(m.arrive_s - m.send_s)));
+    CHECK((took.find(", resent") != std::string::npos) == (m.retransmits > 0));
+  }
   CHECK(marked == resent);
   std::vector<Event> pending = {send(0, 1, 3, 1.0),
                                 {.kind = EventKind::note,
@@ -289,6 +296,7 @@ TEST_CASE("a message the network lost and resent is marked, from the sim to the 
   REQUIRE(scene.marks.size() == 1);
   CHECK(scene.marks[0].retransmits == 2);
   CHECK(scene.marks[0].note == "resent 2x");
+  CHECK(took_text(p.messages[0]) == "in flight, resent 2x");
 }
 
 TEST_CASE("after a crash, its messages are lost and the living are counted", "[gui][packets]") {
@@ -332,6 +340,7 @@ TEST_CASE("after a crash, its messages are lost and the living are counted", "[g
   REQUIRE(s.lost.size() == 1);
   CHECK(s.messages[s.lost[0]].dst == 1);
   CHECK(s.messages[s.lost[0]].lost);
+  CHECK(took_text(s.messages[s.lost[0]]) == "lost");
   REQUIRE(s.in_flight.size() == 1);  // 3 -> 0: late, but both ends alive and the run goes on
   CHECK(s.messages[s.in_flight[0]].src == 3);
   const PacketScene scene = place_packets(s, frame_for(4));

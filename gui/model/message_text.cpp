@@ -78,6 +78,20 @@ std::string tag_column_text(const MessageView& m) {
   return fmt::format("{} {}", tr("tag"), m.tag);
 }
 
+std::string delivery_note(int retransmits, bool lost) {
+  if (lost) return tr("lost");
+  if (retransmits == 1) return tr("resent");
+  if (retransmits > 1) return fmt::format(fmt::runtime(tr("resent {}x")), retransmits);
+  return "";
+}
+
+std::string took_text(const MessageView& m) {
+  if (m.lost) return tr("lost");
+  const std::string note = delivery_note(m.retransmits, false);
+  const std::string took = m.arrived ? format_seconds(m.arrive_s - m.send_s) : tr("in flight");
+  return note.empty() ? took : took + ", " + note;
+}
+
 std::string preview_text(const MessageView& m) {
   std::string text;
   for (int i = 0; i < m.preview_count && i < 4; ++i)

@@ -32,6 +32,10 @@ std::string phase_and_chunk_text(const MessageView& m, int world);
 const char* phase_hint(const MessageView& m);
 // "all_reduce ring" for a collective's message, "tag 5" for a program's own.
 std::string tag_column_text(const MessageView& m);
+// What went wrong on the way: "lost", "resent", "resent 3x"; "" when nothing did.
+std::string delivery_note(int retransmits, bool lost);
+// The log's "took" cell: "1.2 ms", "1.2 ms, resent", "in flight", "lost".
+std::string took_text(const MessageView& m);
 // The first values the message carried: "1, 4, 7, 3, ..." ("..." when it held more); "" when
 // none were recorded.
 std::string preview_text(const MessageView& m);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gui/model/message_text.h"
 #include "gui/model/ui_text.h"
 
 namespace dsgd::gui {
@@ -121,10 +122,7 @@ std::string group_label(const Snapshot& s, const std::vector<Placed>& group) {
 
 // What goes wrong with a mark's messages, for its text.
 std::string mark_note(const PacketMark& mark) {
-  if (mark.lost) return tr("lost");
-  if (mark.retransmits == 1) return tr("resent");
-  if (mark.retransmits > 1) return fmt::format(fmt::runtime(tr("resent {}x")), mark.retransmits);
-  return "";
+  return delivery_note(mark.retransmits, mark.lost);
 }
 
 PacketMark mark_of(const Snapshot& s, const std::vector<Placed>& group, bool lost, bool labelled) {

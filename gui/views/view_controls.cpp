@@ -155,13 +155,15 @@ bool link_editor(sim::LinkSpec& link) {
 // What the next run trains: model, learning rate, batch, steps.
 bool training_editor(sim::RunSpec& run) {
   bool changed = false;
-  const char* models[] = {"softmax", "mlp:32", "mlp:64", "mlp:128,64"};
-  int model = static_cast<int>(std::find_if(std::begin(models), std::end(models),
-                                            [&](const char* m) { return run.model == m; }) -
-                               std::begin(models));
-  if (ImGui::Combo(tr("model"), &model, models, 4) && model < 4) {
-    run.model = models[model];
-    changed = true;
+  // A few models to pick; the one the run has (a flag's or a trace's) shows even when it is
+  // not among them.
+  if (ImGui::BeginCombo(tr("model"), run.model.c_str())) {
+    for (const char* m : {"softmax", "mlp:32", "mlp:64", "mlp:128,64", "mlp:256"})
+      if (ImGui::Selectable(m, run.model == m)) {
+        run.model = m;
+        changed = true;
+      }
+    ImGui::EndCombo();
   }
   ImGui::Text("%s: %s", tr("dataset"), run.data.c_str());
   changed |=

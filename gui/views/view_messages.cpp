@@ -1,9 +1,9 @@
-// The message log: every message of the snapshot as a row (when it left, how long it took or
-// that it is still in flight, from -> to, its tag, where it stands in its collective, bytes,
-// first values), thousands of them through ImGui's list clipper, so that a frame lays out
-// only the rows in sight. In sync with the selection: a click on a row selects its message in
-// every view, and a message selected elsewhere is highlighted and scrolled into sight. While
-// the log is scrolled to its end it follows the newest message.
+// The message log: every message of the snapshot as a row (when it left, how long it took,
+// whether it was lost or resent on the way, or that it is still in flight, from -> to, its tag,
+// where it stands in its collective, bytes, first values), thousands of them through ImGui's list
+// clipper, so that a frame lays out only the rows in sight. In sync with the selection: a click on
+// a row selects its message in every view, and a message selected elsewhere is highlighted and
+// scrolled into sight. While the log is scrolled to its end it follows the newest message.
 #include <algorithm>
 #include <string>
 
@@ -31,13 +31,19 @@ void setup_columns() {
   ImGui::TableSetupScrollFreeze(0, 1);
   column("#", "000000");
   column(tr("sent (ms)"), "00000.000");
-  column(tr("took"), tr("in flight"), "000.0 ms");
+  column(tr("took"), fmt::format("{}, {}", tr("in flight"), tr("resent {}x")).c_str(),
+         "000.0 ms, resent 9x");
   column(tr("from -> to"), "00 -> 00");
   column(tr("tag"), "MMM all_reduce halving_doubling");  // the square, then the label
   column(tr("phase"), "reduce-scatter 31/31, chunk 31");
   column(tr("bytes"), "000 kB");
   ImGui::TableSetupColumn(tr("first values"), ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableHeadersRow();
+}
+
+// Text in the red the topology marks resent messages and links down with.
+ImVec4 fault_text_colour(const Snapshot& s) {
+  return ImGui::ColorConvertU32ToFloat4(palette_for(s.view.theme).link_slow);
 }
 
 // A square in the colour the topology and the timeline give the message's collective.
@@ -78,8 +84,10 @@ void message_row(const Snapshot& s, int i, bool reveal, Commands& commands) {
   ImGui::TableSetColumnIndex(kSent);
   ImGui::Text("%.3f", m.send_s * 1e3);
   ImGui::TableSetColumnIndex(kTook);
-  ImGui::TextUnformatted(m.arrived ? format_seconds(m.arrive_s - m.send_s).c_str()
-                                   : tr("in flight"));
+  const bool trouble = m.lost || m.retransmits > 0;  // in the colour of faults
+  if (trouble) ImGui::PushStyleColor(ImGuiCol_Text, fault_text_colour(s));
+  ImGui::TextUnformatted(took_text(m).c_str());
+  if (trouble) ImGui::PopStyleColor();
   ImGui::TableSetColumnIndex(kRoute);
   ImGui::Text("%d -> %d", m.src, m.dst);
   ImGui::TableSetColumnIndex(kTag);

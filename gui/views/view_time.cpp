@@ -147,13 +147,23 @@ void rank_bar(ImDrawList* dl, const Palette& pal, const BarScale& bs, const Rank
                 pal.text, format_seconds(r.total_s()).c_str());
 }
 
+// "rank 2", and "rank 2 x3" for a rank the run made a straggler (its colour on the topology).
+std::string rank_label(const Snapshot& s, int rank) {
+  std::string label = fmt::format(fmt::runtime(tr("rank {}")), rank);
+  const double factor = rank < static_cast<int>(s.ranks.size()) ? s.ranks[rank].straggler : 1;
+  if (factor != 1) label += fmt::format(" x{:g}", factor);
+  return label;
+}
+
 // One bar per rank, all on one axis in seconds: to the longest step, or a mark beyond it.
 void bars(const Snapshot& s, const StepTime& t, const Palette& pal) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
   const float em = ImGui::GetFontSize(), text_h = ImGui::GetTextLineHeight();
-  const std::string widest = fmt::format(fmt::runtime(tr("rank {}")), s.world - 1);
-  const float x0 = top.x + ImGui::CalcTextSize(widest.c_str()).x + 0.5f * em;
+  float label_w = 0;
+  for (int rank = 0; rank < s.world; ++rank)
+    label_w = std::max(label_w, ImGui::CalcTextSize(rank_label(s, rank).c_str()).x);
+  const float x0 = top.x + label_w + 0.5f * em;
   const float x1 = top.x + avail.x - ImGui::CalcTextSize("000.0 ms").x - 0.5f * em;
   const float row_h = (avail.y - text_h) / std::max(1, s.world);  // the axis's labels below
   if (x1 - x0 < 2 * em || row_h < 2) return;
@@ -167,9 +177,10 @@ void bars(const Snapshot& s, const StepTime& t, const Palette& pal) {
   time_axis(dl, pal, bs, top.y, top.y + s.world * row_h, top.x, top.x + avail.x);
   for (int rank = 0; rank < static_cast<int>(t.ranks.size()); ++rank) {
     const float y0 = top.y + rank * row_h + row_h * 0.12f, y1 = top.y + (rank + 1) * row_h;
+    const bool slow = rank < static_cast<int>(s.ranks.size()) && s.ranks[rank].straggler != 1;
     if (row_h >= 0.75f * text_h)  // a glyph is shorter than its line
-      dl->AddText({top.x, (y0 + y1 - text_h) / 2}, pal.text,
-                  fmt::format(fmt::runtime(tr("rank {}")), rank).c_str());
+      dl->AddText({top.x, (y0 + y1 - text_h) / 2}, slow ? pal.node_straggler : pal.text,
+                  rank_label(s, rank).c_str());
     if (t.ranks[rank].seen) rank_bar(dl, pal, bs, t.ranks[rank], t.predicted_s, y0, y1);
   }
   ImGui::Dummy(avail);
