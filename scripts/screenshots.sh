@@ -40,7 +40,7 @@ shot time_breakdown --tab time --replay "$tmp/straggler.json" --metrics "$tmp/st
 shot nodes32 --nodes 32 --min-steps 20 --frames 30
 shot straggler --scenario straggler --min-steps 40 --frames 30
 shot crash --scenario crash --min-steps 1 --frames 600 --wait 60
-shot partition --scenario partition --step-mode --step-messages 40 --frames 30
+shot partition --scenario partition --step-mode --step-messages 200 --frames 30  # t = 51 ms: cut
 shot projector_en --theme projector --scale 1.75 --min-steps 60 --frames 30
 shot projector_zh --theme projector --scale 1.75 --lang zh --min-steps 60 --frames 30
 shot light --theme light --min-steps 60 --frames 30

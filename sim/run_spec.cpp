@@ -97,9 +97,10 @@ std::string describe_run(const RunSpec& s, const RunWords& w) {
   for (const auto& [rank, node] : s.cluster.node_overrides)
     straggler |= node.straggler != 1.0;
   if (straggler) out += std::string(", ") + w.straggler;
-  if (!s.scenario.empty()) {
+  if (!s.scenario.empty()) {  // its name, unless the words already said it ("straggler")
     const auto slash = s.scenario.find_last_of('/');
-    out += " (" + s.scenario.substr(slash == std::string::npos ? 0 : slash + 1) + ")";
+    const std::string name = s.scenario.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (out.find(name) == std::string::npos) out += " (" + name + ")";
   }
   return out;
 }

@@ -483,6 +483,11 @@ TEST_CASE("dsgd-gui options", "[gui]") {
   CHECK(o.sim.run.cluster.network.link.latency_s == Approx(2e-3));
   CHECK(o.sim.run.cluster.network.link.bandwidth_Bps == Approx(125e6));
   CHECK(parse_gui_options({"--algorithm", "tree"}).sim.run.allreduce == Algorithm::tree);
+  // --lang zh: the window, and the lessons the picker offers, in Chinese.
+  o = parse_gui_options({"--lang", "zh"});
+  CHECK(o.view_settings.chinese);
+  CHECK(o.view_settings.lesson_zh);
+  CHECK_FALSE(parse_gui_options({}).view_settings.lesson_zh);
   CHECK_THROWS_WITH(parse_gui_options({"--nodes", "4", "--straggler", "7:2"}),
                     Catch::Contains("rank 7"));
   CHECK_THROWS_AS(parse_gui_options({"--nodes", "300"}), UsageError);

@@ -85,6 +85,12 @@ TEST_CASE("ui_text: the run's title and the network's caption are in the window'
   {
     Language en(false);
     CHECK(describe(settings) == "ring, 4 nodes, 2 ms, 1 Gbit/s, straggler");
+    // A scenario's name, unless the words already say it.
+    SimSettings named = settings;
+    named.run.scenario = "assets/scenarios/straggler";
+    CHECK(describe(named) == "ring, 4 nodes, 2 ms, 1 Gbit/s, straggler");
+    named.run.scenario = "classroom-lan";
+    CHECK(describe(named) == "ring, 4 nodes, 2 ms, 1 Gbit/s, straggler (classroom-lan)");
     CHECK(network_caption(settings.run.cluster) ==
           "latency 2 ms, bandwidth 1 Gbit/s, mesh, jitter 1 ms; link 0->1: latency 30 ms, "
           "faulty nodes: 1");

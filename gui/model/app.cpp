@@ -1,6 +1,7 @@
 #include "gui/model/app.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/errors.h"
 #include "gui/model/ui_text.h"
@@ -183,7 +184,8 @@ Snapshot GuiApp::replay_snapshot() const {
   Snapshot s = build_snapshot(replay_->events(), in);
   s.begin_s = replay_->begin_s();
   s.end_s = replay_->end_s();
-  s.title = std::string(tr("replay")) + " - " + replay_->name();
+  s.title = std::string(tr("replay")) + " - " +
+            std::filesystem::path(replay_->name()).filename().string();  // not a temporary dir
   if (recorded_) {
     s.title += ": " + describe(*recorded_);
     s.controls.settings = *recorded_;

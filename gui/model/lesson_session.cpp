@@ -79,7 +79,7 @@ struct LessonSession::Run {
   sim::SimControl control;
   EventRecorder events;  // for the views, with the network clock's time
   std::vector<LinkView> links;
-  std::string network;  // as described in captions
+  sim::ClusterOptions cluster;  // its network, described in the window's language by captions
   std::unique_ptr<lessons::LiveLesson> lesson;
 };
 
@@ -104,7 +104,7 @@ void LessonSession::start(int number, lessons::Lang lang, double speed) {
   cluster.events = &run->events;
   cluster.control = &run->control;
   run->links = link_views(sim);
-  run->network = network_caption(cluster);
+  run->cluster = cluster;
   lessons::LessonSettings settings;
   settings.lang = lang;
   run->lesson = std::make_unique<lessons::LiveLesson>(
@@ -230,8 +230,8 @@ Snapshot LessonSession::snapshot(const ViewSettings& view) const {
              : c.paused                 ? "paused"
              : c.step_mode              ? "step mode"
                                         : "running";
-  s.title = fmt::format("lesson {} - {}", run_->info.number, run_->text.title);
-  s.network = run_->network;
+  s.title = run_->text.title;  // "Lesson 4 · Collectives", in the lesson's language
+  s.network = network_caption(run_->cluster);
   return s;
 }
 

@@ -106,6 +106,7 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   if (o.sim.speed < 0.001 || o.sim.speed > 1000) throw UsageError("--speed: use 0.001 to 1000");
   o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh || o.view_settings.chinese;
   o.view_settings.chinese = o.lesson_zh;
+  o.view_settings.lesson_zh = o.lesson_zh;  // the lesson picker offers them in it too
   if (o.lesson != 0) {
     if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
     lessons::find_lesson(o.lesson);  // UsageError naming the lessons there are

@@ -287,7 +287,10 @@ void view_options(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   changed |= ImGui::SliderFloat(tr("UI scale"), &v.ui_scale, 0.75f, 2.5f, "%.2f");
-  changed |= ImGui::Checkbox("中文 (Chinese)", &v.chinese);
+  if (ImGui::Checkbox("中文 (Chinese)", &v.chinese)) {
+    v.lesson_zh = v.chinese;  // the lesson picker follows; its own choice can differ after
+    changed = true;
+  }
   if (ImGui::Button(tr("Reset layout"))) {
     ++v.layout_resets;
     changed = true;
