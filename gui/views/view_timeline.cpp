@@ -147,12 +147,15 @@ void draw_slices(const Grid& g) {
     const float y = g.lane_y(sl.rank, sl.lane);
     const float a = g.x(sl.begin_s), b = std::max(g.x(sl.end_s), a + 1.0f);
     g.dl->AddRectFilled({a, y}, {b, y + g.lane_h}, colour_for_op(sl.label));
-    const float font = ImGui::GetFontSize();
-    if (b - a > 4 * font && g.lane_h >= 0.8f * font) {  // clipped to the slice, not spilled
-      const ImVec4 clip{a, y, b - 2, y + g.lane_h};
-      g.dl->AddText(nullptr, 0, {a + 3, y + (g.lane_h - font) / 2},
-                    text_colour_on(colour_for_op(sl.label)), sl.label, nullptr, 0, &clip);
-    }
+    // Its label where it fits, else the collective's name ("all_reduce"), else nothing.
+    const float font = ImGui::GetFontSize(), room = b - a - 5;
+    if (room < 3 * font || g.lane_h < 0.8f * font) continue;  // no name is that short
+    const char* text = ImGui::CalcTextSize(sl.label).x <= room  ? sl.label
+                       : ImGui::CalcTextSize(sl.name).x <= room ? sl.name
+                                                                : nullptr;
+    if (text)
+      g.dl->AddText({a + 3, y + (g.lane_h - font) / 2}, text_colour_on(colour_for_op(sl.label)),
+                    text);
   }
 }
 
