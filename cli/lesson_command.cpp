@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend.h"
+#include "cli/step_keys.h"
 #include "core/errors.h"
 #include "core/nn/blas.h"
 #include "lessons/exercise.h"
@@ -83,9 +84,9 @@ std::string header(const LessonText& text, int world, Lang lang, bool step) {
   s += lang == Lang::zh ? fmt::format("{} 个秩 (rank)", world)
                         : fmt::format("{} rank{}", world, world == 1 ? "" : "s");
   if (step)
-    s += lang == Lang::zh ? " · --step：按回车键投递下一条消息（Ctrl-D：运行到结束）"
-                          : " · --step: press Enter to deliver the next message (Ctrl-D: run "
-                            "to the end)";
+    s += lang == Lang::zh ? " · --step：按回车键投递下一条消息或进入下一部分（Ctrl-D：运行到结束）"
+                          : " · --step: press Enter to deliver the next message or go to the "
+                            "next part (Ctrl-D: run to the end)";
   s += "\n\n";
   if (!text.intro.empty()) s += text.intro + "\n";
   return s;
@@ -127,30 +128,40 @@ void put_line(Output& out, const lessons::TranscriptLine& line) {
   }
 }
 
-// --step: the output as it happens, each message as it is delivered, waiting for Enter
-// after each message shown (until the end of input).
-void step_through(LiveLesson& lesson, Output& out) {
-  size_t printed = 0;
+// What --step's pauses say, in the lesson's language: where the student is and the keys.
+std::string step_prompt(Lang lang, const std::string& where) {
+  return lang == Lang::zh ? fmt::format("—— {} · 回车：继续 · Ctrl-D：运行到结束 ——", where)
+                          : fmt::format("-- {} · Enter: go on · Ctrl-D: run to the end --", where);
+}
+
+// --step: the output as it happens, each message as it is delivered; a pause (StepKeys) after
+// each message shown and before each part after the first, so that a lesson whose messages
+// are not shown (those that train) still goes a part at a time.
+void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
+  const bool zh = lang == Lang::zh;
+  size_t printed = 0, shown = 0;
+  int sections = 0;
   auto print_new = [&] {
     for (const lessons::TranscriptLine& line : lesson.transcript()->lines(printed)) {
+      if (line.kind == lessons::TranscriptLine::Kind::section && sections++ > 0)
+        keys.pause(step_prompt(lang, zh ? fmt::format("下一部分：第 {} 部分", sections)
+                                        : fmt::format("next: part {}", sections)));
       put_line(out, line);
       ++printed;
     }
   };
-  bool interactive = true;
   while (!lesson.finished()) {
     const auto delivery = lesson.step(std::chrono::milliseconds(50));
     print_new();
     if (!delivery || !delivery->shown) continue;
+    ++shown;
     // Let the receiver react before waiting for Enter, so that its output shows now.
     for (int i = 0; i < 5; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       print_new();
     }
-    if (interactive) {
-      std::string line;
-      if (!std::getline(std::cin, line)) interactive = false;
-    }
+    keys.pause(step_prompt(lang, zh ? fmt::format("已投递 {} 条消息", shown)
+                                    : fmt::format("message {} so far", shown)));
   }
   lesson.join();
   print_new();
@@ -175,10 +186,13 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   auto section_text = [&](const std::string& id) { return text.section(id); };
   Output out;
   out.put(header(text, world, settings.lang, f.step));
-  lesson.start();
   if (f.step) {
-    step_through(lesson, out);
+    StepKeys keys(std::cin);  // nothing runs before the first key
+    keys.pause(step_prompt(settings.lang, settings.lang == Lang::zh ? "开始" : "start"));
+    lesson.start();
+    step_through(lesson, out, keys, settings.lang);
   } else {
+    lesson.start();
     while (!lesson.finished()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       out.put(lesson.recorder().take_ready(world, false, section_text));

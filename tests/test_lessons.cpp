@@ -10,7 +10,10 @@
 #include <set>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "cli_runner.h"
 #include "core/errors.h"
@@ -18,11 +21,13 @@
 #include "lessons/readme.h"
 #include "lessons/transcript.h"
 #include "skip.h"
+#include "wait_until.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using dsgd::test::CliResult;
+using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
 
 const fs::path kGoldenDir = fs::path(DSGD_SOURCE_DIR) / "tests/golden/lessons";
@@ -163,6 +168,50 @@ TEST_CASE("dsgd lesson --step pauses at each message and runs on at end of input
   REQUIRE(b != std::string::npos);
   CHECK(text.find("[rank 0] collected [0, 1, 4]") != std::string::npos);
   CHECK(text.find("[rank 1] recv(tag=2) -> [20] (source 0, tag 2)") != std::string::npos);
+}
+
+namespace {
+// How many times `text` occurs in `in`.
+size_t count_of(const std::string& in, const std::string& text) {
+  size_t n = 0;
+  for (size_t at = in.find(text); at != std::string::npos; at = in.find(text, at + 1))
+    ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE(
+    "dsgd lesson --step waits for the first key, then pauses before each part of a "
+    "lesson that shows no messages",
+    "[lessons]") {
+  // Lesson 6 trains: its messages are not shown, so it goes a part at a time. Its input is
+  // a FIFO this test writes to; each prompt (on standard error) says the lesson waits.
+  dsgd::test::TempDir dir;
+  const std::string fifo = dir / "keys", out = dir / "out", err = dir / "err";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string cmd =
+      fmt::format("{} lesson 6 --step <{} >{} 2>{} &", DSGD_BINARY, fifo, out, err);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::ofstream keys(fifo);  // opens once the shell has opened the other end
+  const auto prompts = [&](const char* what) { return count_of(read_text(err), what); };
+  REQUIRE(dsgd::test::wait_for([&] { return prompts("-- start") == 1; }));
+  CHECK(read_text(out).find("## 1.") == std::string::npos);  // nothing ran before the key
+  keys << "\n" << std::flush;
+  REQUIRE(dsgd::test::wait_for([&] { return prompts("-- next: part 2") == 1; }));
+  std::string text = read_text(out);
+  CHECK(text.find("## 1. Each rank on its own") != std::string::npos);
+  CHECK(text.find("step 30: largest parameter difference") != std::string::npos);
+  CHECK(text.find("## 2.") == std::string::npos);  // waits before part 2
+  keys << "\n" << std::flush;
+  REQUIRE(dsgd::test::wait_for([&] { return prompts("-- next: part 3") == 1; }));
+  text = read_text(out);
+  CHECK(text.find("## 2. Gradients summed with all_reduce") != std::string::npos);
+  CHECK(text.find("## 3.") == std::string::npos);
+  keys.close();  // the end of input: on to the end without pausing
+  REQUIRE(dsgd::test::wait_for(
+      [&] { return read_text(out).find("-- end of lesson") != std::string::npos; }));
+  CHECK(read_text(out).find("## 3. The trainer does exactly this") != std::string::npos);
+  CHECK(prompts(" · Enter: go on · Ctrl-D: run to the end --") == 3);
 }
 
 TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's first failure",
