@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -20,6 +22,7 @@
 
 #include "core/errors.h"
 #include "core/io/data_dir.h"
+#include "lessons/exercise_pattern.h"
 #include "lessons/readme.h"
 #include "sim/cluster.h"
 
@@ -56,15 +59,32 @@ std::string head(const std::string& text, int max_lines) {
   return out;
 }
 
-std::vector<size_t> sizes_for(int world) {
-  std::vector<size_t> sizes;
-  for (size_t n : {size_t{0}, size_t{1}, size_t(world - 1), size_t(world + 1), size_t{1000}})
-    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) sizes.push_back(n);
-  return sizes;
+// 2^18 floats (1 MiB): on up to 8 ranks each chunk is above the eager limit (64 KiB), so a
+// ring whose ranks all send before they receive deadlocks, as under Open MPI.
+constexpr size_t kLarge = size_t{1} << 18;
+
+// The sizes of the grid's columns, by name: n = 0, 1, R-1, R+1, 1000 and kLarge.
+constexpr const char* kColumns[] = {"0", "1", "R-1", "R+1", "1000", "2^18"};
+size_t column_size(int column, int world) {
+  const size_t sizes[] = {0, 1, size_t(world - 1), size_t(world + 1), 1000, kLarge};
+  return sizes[column];
 }
 
-std::string hint(int world, size_t n, Lang lang) {
+// How a case failed: wrong values, right values by a forbidden pattern (exercise_pattern.h),
+// or an error (a deadlock, a passed deadline).
+enum class Failure : char { values = 'v', pattern = 'p', error = 'e' };
+
+// What a failed case's kind, world and size suggest to look at.
+std::string hint(Failure kind, const std::string& problem, int world, size_t n, Lang lang) {
   const bool zh = lang == Lang::zh;
+  if (kind == Failure::pattern) return "";  // its problem says what to do
+  if (kind == Failure::error && problem.find("waits in send") != std::string::npos)
+    return zh ? "如果每个秩都在 send 里等：超过 eager 上限（64 KiB）的 send "
+                "要等到对方开始接收才返回。"
+                "先用 irecv 挂上接收，或用 isend 发送（第 3 课）。"
+              : "If every rank waits in send: a send above the eager limit (64 KiB) returns "
+                "only once its receiver posts the receive. Post the receive first (irecv), or "
+                "send with isend (lesson 3).";
   if (n == 0)
     return zh ? "空向量 (n = 0) 也必须能工作：没有数据要发送，或者只发送空消息。"
               : "An empty vector (n = 0) must work too: nothing to send, or empty messages.";
@@ -89,46 +109,54 @@ std::string hint(int world, size_t n, Lang lang) {
             : "Check which chunk each step sends and receives, and that each is added once.";
 }
 
-// Runs one case in this (child) process; returns "" when it passed, else what went wrong.
+// Whether every rank holds the exact sum; "" when it does, else the first rank's problem.
+std::string values_problem(const std::vector<std::vector<float>>& data, int world, Lang lang) {
+  for (int r = 0; r < world; ++r)
+    for (size_t i = 0; i < data[r].size(); ++i) {
+      if (data[r][i] == expected_sum(world, i)) continue;
+      const bool unchanged = data[r][i] == start_value(r, i);
+      return lang == Lang::zh
+                 ? fmt::format("秩 {} 的第 {} 个元素是 {:g}，应为 {:g}（所有秩的和）{}。", r, i,
+                               data[r][i], expected_sum(world, i),
+                               unchanged ? "；它仍是该秩自己的初始值" : "")
+                 : fmt::format(
+                       "rank {} element {} is {:g}, expected {:g} (the sum over the ranks){}.", r,
+                       i, data[r][i], expected_sum(world, i),
+                       unchanged ? "; it still holds the rank's own starting value" : "");
+    }
+  return "";
+}
+
+// Runs one case in this (child) process; returns "" when it passed, else the kind of
+// failure (one character, Failure) and what went wrong.
 std::string run_case(Entry entry, int world, size_t n, std::chrono::milliseconds timeout,
                      Lang lang) {
-  std::vector<std::string> problems(world);
+  std::vector<std::vector<float>> data(world, std::vector<float>(n));
+  EventBuffer events;  // how it communicated
   try {
     sim::ClusterOptions options;
     options.nodes = world;
     options.timeout = timeout;
+    options.events = &events;
     sim::run_cluster(options, [&](Communicator& comm) {
-      const int r = comm.rank();
-      std::vector<float> data(n);
+      std::vector<float>& mine = data[comm.rank()];
       for (size_t i = 0; i < n; ++i)
-        data[i] = start_value(r, i);
-      entry(&comm, data.data(), data.size());
-      for (size_t i = 0; i < n; ++i)
-        if (data[i] != expected_sum(world, i)) {
-          const bool unchanged = data[i] == start_value(r, i);
-          problems[r] =
-              lang == Lang::zh
-                  ? fmt::format("秩 {} 的第 {} 个元素是 {:g}，应为 {:g}（所有秩的和）{}。", r, i,
-                                data[i], expected_sum(world, i),
-                                unchanged ? "；它仍是该秩自己的初始值" : "")
-                  : fmt::format(
-                        "rank {} element {} is {:g}, expected {:g} (the sum over the "
-                        "ranks){}.",
-                        r, i, data[i], expected_sum(world, i),
-                        unchanged ? "; it still holds the rank's own starting value" : "");
-          break;
-        }
+        mine[i] = start_value(comm.rank(), i);
+      entry(&comm, mine.data(), mine.size());
     });
   } catch (const std::exception& e) {
-    return e.what();
+    return static_cast<char>(Failure::error) + std::string(e.what());
   }
-  for (const std::string& p : problems)
-    if (!p.empty()) return p;
+  if (std::string p = values_problem(data, world, lang); !p.empty())
+    return static_cast<char>(Failure::values) + p;
+  if (std::string p = pattern_problem(events.snapshot(), world, n, lang); !p.empty())
+    return static_cast<char>(Failure::pattern) + p;
   return "";
 }
 
 struct CaseOutcome {
   bool passed = false;
+  Failure kind = Failure::error;
   std::string problem;
 };
 
@@ -173,17 +201,107 @@ CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOp
   close(fds[0]);
   const bool zh = o.lang == Lang::zh;
   if (timed_out)
-    return {false,
-            zh ? fmt::format("{} 秒后仍未结束（死循环？），已被终止。", o.case_timeout.count())
-               : fmt::format("still running after {} s (an endless loop?); stopped.",
-                             o.case_timeout.count())};
+    return {.problem =
+                zh ? fmt::format("{} 秒后仍未结束（死循环？），已被终止。", o.case_timeout.count())
+                   : fmt::format("still running after {} s (an endless loop?); stopped.",
+                                 o.case_timeout.count())};
   if (WIFSIGNALED(status))
-    return {false, zh ? fmt::format("进程崩溃：信号 {} ({})。越界访问了 span？", WTERMSIG(status),
-                                    strsignal(WTERMSIG(status)))
-                      : fmt::format("crashed with signal {} ({}); an access outside the span?",
-                                    WTERMSIG(status), strsignal(WTERMSIG(status)))};
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {true, ""};
-  return {false, problem.empty() ? "failed without a message" : problem};
+    return {.problem = zh ? fmt::format("进程崩溃：信号 {} ({})。越界访问了 span？",
+                                        WTERMSIG(status), strsignal(WTERMSIG(status)))
+                          : fmt::format("crashed with signal {} ({}); an access outside the span?",
+                                        WTERMSIG(status), strsignal(WTERMSIG(status)))};
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {.passed = true};
+  if (problem.empty()) return {.problem = "failed without a message"};
+  return {.kind = static_cast<Failure>(problem[0]), .problem = problem.substr(1)};
+}
+
+// One rank count's cases, in the grid's columns (a size met twice, as n = 1 = R-1 on two
+// ranks, is run once). Prints its line: "ok" with the sizes, or its first failure and a hint.
+std::vector<bool> run_row(Entry entry, int world, const ExerciseOptions& o,
+                          const std::function<void(const std::string&)>& out) {
+  std::map<size_t, CaseOutcome> cases;
+  std::vector<bool> row;
+  std::string sizes;
+  const CaseOutcome* first_failure = nullptr;
+  size_t failed_n = 0;
+  for (int column = 0; column < static_cast<int>(std::size(kColumns)); ++column) {
+    const size_t n = column_size(column, world);
+    auto [it, fresh] = cases.try_emplace(n);
+    if (fresh) it->second = run_case_isolated(entry, world, n, o);
+    row.push_back(it->second.passed);
+    if (fresh && it->second.passed) sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", n);
+    if (!it->second.passed && !first_failure) first_failure = &it->second, failed_n = n;
+  }
+  if (!first_failure) {
+    out(fmt::format("  ok    R = {}: n = {}", world, sizes));
+    return row;
+  }
+  out(fmt::format("  FAIL  R = {}, n = {}: {}", world, failed_n, first_failure->problem));
+  const std::string h = hint(first_failure->kind, first_failure->problem, world, failed_n, o.lang);
+  if (!h.empty()) out(fmt::format("        {}", h));
+  return row;
+}
+
+// What the grid's pattern says, when the cases that fail have something in common: only
+// sizes that are not a multiple of R (the chunks' bounds), or only the size above the eager
+// limit (sends that wait for their receives). "" when they have not.
+std::string grid_hint(const std::vector<std::vector<bool>>& grid, Lang lang) {
+  const bool zh = lang == Lang::zh;
+  bool uneven_only = true, large_only = true, any = false;
+  for (size_t r = 0; r < grid.size(); ++r)
+    for (size_t c = 0; c < grid[r].size(); ++c) {
+      if (grid[r][c]) continue;
+      any = true;
+      const int world = static_cast<int>(r) + 1;
+      uneven_only = uneven_only && column_size(static_cast<int>(c), world) % world != 0;
+      large_only = large_only && column_size(static_cast<int>(c), world) == kLarge;
+    }
+  if (!any) return "";
+  if (large_only)
+    return zh ? "只有最大的向量（1 MiB）失败：各秩同时阻塞在超过 eager 上限的 send "
+                "里。先挂上接收（irecv），或用 "
+                "isend 发送。"
+              : "Only the largest vector (1 MiB) fails: every rank blocks at once in a send above "
+                "the eager limit. Post the receive first (irecv), or send with isend.";
+  if (uneven_only)
+    return zh ? "只有 n 不是 R "
+                "的倍数时失败：检查块的边界（n*c/R）和最后一块，是否有元素被漏掉或加了两次。"
+              : "It fails exactly when n is not a multiple of R: check the chunks' bounds "
+                "(n*c/R) and the last chunk, for elements missed or added twice.";
+  return "";
+}
+
+// Every case of 1 .. max_ranks ranks, a line per rank count, then the grid of them all.
+bool run_cases(Entry entry, const ExerciseOptions& o,
+               const std::function<void(const std::string&)>& out) {
+  const bool zh = o.lang == Lang::zh;
+  std::vector<std::vector<bool>> grid;
+  int failed = 0, total = 0;
+  for (int world = 1; world <= o.max_ranks; ++world) {
+    grid.push_back(run_row(entry, world, o, out));
+    for (bool passed : grid.back())
+      failed += !passed, ++total;
+  }
+  std::string header = "          ";
+  for (const char* c : kColumns)
+    header += fmt::format(" {:>5}", fmt::format("n={}", c).substr(0, 6));
+  out("");
+  out(header);
+  for (size_t r = 0; r < grid.size(); ++r) {
+    std::string line = fmt::format("  R = {:<4}", r + 1);
+    for (bool passed : grid[r])
+      line += fmt::format(" {:>5}", passed ? "ok" : "FAIL");
+    out(line);
+  }
+  out("");
+  if (failed == 0) {
+    out(zh ? "PASS  所有情形都与参考结果一致。" : "PASS  every case matches the reference.");
+    return true;
+  }
+  out(zh ? fmt::format("FAIL  {} 个情形中有 {} 个失败。", total, failed)
+         : fmt::format("FAIL  {} of {} cases failed.", failed, total));
+  if (const std::string h = grid_hint(grid, o.lang); !h.empty()) out("      " + h);
+  return false;
 }
 
 }  // namespace
@@ -249,22 +367,7 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
 
   out(zh ? "与精确的和比较：每个秩开始时 data[i] = (rank + 1) * (1 + i % 7)。"
          : "Checking against the exact sum; rank r starts with data[i] = (r + 1) * (1 + i % 7).");
-  for (int world = 1; world <= o.max_ranks; ++world) {
-    std::string passed;
-    for (size_t n : sizes_for(world)) {
-      CaseOutcome c = run_case_isolated(entry, world, n, o);
-      if (!c.passed) {
-        if (!passed.empty()) out(fmt::format("  ok    R = {}: n = {}", world, passed));
-        out(fmt::format("  FAIL  R = {}, n = {}: {}", world, n, c.problem));
-        out(fmt::format("        {}", hint(world, n, o.lang)));
-        return false;
-      }
-      passed += fmt::format("{}{}", passed.empty() ? "" : ", ", n);
-    }
-    out(fmt::format("  ok    R = {}: n = {}", world, passed));
-  }
-  out(zh ? "PASS  所有情形都与参考结果一致。" : "PASS  every case matches the reference.");
-  return true;
+  return run_cases(entry, o, out);
 }
 
 }  // namespace dsgd::lessons

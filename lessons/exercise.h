@@ -1,8 +1,8 @@
 // The exercise of lesson 5, `dsgd lesson 5 --check FILE`: compiles a student's C++ file
 // that defines `void my_all_reduce(dsgd::Communicator&, std::span<float>)` (sum, in place)
 // into a shared library with the system compiler, loads it, and checks it against the
-// exact sum on simulated clusters of 1..8 ranks with vectors of 0, 1, R-1, R+1 and 1000
-// floats. Each case runs in a child process, so a crash or a hang in the student's code is
+// exact sum on simulated clusters of 1..8 ranks with vectors of 0, 1, R-1, R+1, 1000 and
+// 2^18 floats, and how it communicates (exercise_pattern.h); reports every case, as a grid. Each case runs in a child process, so a crash or a hang in the student's code is
 // reported as that case's failure instead of ending dsgd. Not a sandbox: the code is trusted.
 #pragma once
 

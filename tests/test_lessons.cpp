@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -214,13 +216,66 @@ TEST_CASE(
   CHECK(prompts(" · Enter: go on · Ctrl-D: run to the end --") == 3);
 }
 
+// Right values by the wrong means fail too, each with its own reason (exercise_pattern.h).
+TEST_CASE(
+    "dsgd lesson 5 --check fails a library call, a gather at one rank and a ring that "
+    "sends before it receives",
+    "[lessons]") {
+  dsgd::test::TempDir tmp;
+  std::ofstream(tmp / "library.cpp")
+      << "#include \"core/comm/collectives.h\"\n"
+         "void my_all_reduce(dsgd::Communicator& c, std::span<float> d) {\n"
+         "  dsgd::all_reduce(c, d, dsgd::ReduceOp::SUM);\n}\n";
+  CliResult library = run_dsgd("lesson 5 --check " + (tmp / "library.cpp"));
+  INFO(library.out << library.err);
+  CHECK(library.exit_code == 1);
+  CHECK(library.out.find("called dsgd's own all_reduce: the exercise is to write the ring") !=
+        std::string::npos);
+  CHECK(library.out.find("FAIL  48 of 48 cases failed.") != std::string::npos);
+
+  std::ofstream(tmp / "gather.cpp")
+      << "#include <vector>\n#include \"core/comm/communicator.h\"\n"
+         "void my_all_reduce(dsgd::Communicator& c, std::span<float> d) {\n"
+         "  if (c.rank() != 0) { c.send(d, 0); c.recv(d, 0); return; }\n"
+         "  std::vector<float> in(d.size());\n"
+         "  for (int r = 1; r < c.size(); ++r) {\n"
+         "    c.recv(std::span<float>(in), r);\n"
+         "    for (size_t i = 0; i < d.size(); ++i) d[i] += in[i];\n  }\n"
+         "  for (int r = 1; r < c.size(); ++r) c.send(d, r);\n}\n";
+  CliResult gather = run_dsgd("lesson 5 --check " + (tmp / "gather.cpp"));
+  INFO(gather.out << gather.err);
+  CHECK(gather.exit_code == 1);
+  CHECK(gather.out.find("ok    R = 2:") != std::string::npos);  // on 2 ranks it is a ring
+  CHECK(gather.out.find("FAIL  R = 3, n = 1000: the values are right, but rank 0 sent 8000 "
+                        "bytes") != std::string::npos);
+
+  // The solution with each isend made a blocking send: fine below the eager limit, a
+  // deadlock above it, as under Open MPI.
+  std::ifstream solution(std::string(DSGD_SOURCE_DIR) + "/lessons/05-own-allreduce/solution.cpp");
+  std::string code{std::istreambuf_iterator<char>(solution), {}};
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"dsgd::Request sending = comm.isend(", "comm.send("},
+        {"comm.wait(sending);", ""}})
+    for (size_t at = code.find(from); at != std::string::npos; at = code.find(from, at))
+      code.replace(at, from.size(), to);
+  std::ofstream(tmp / "send_first.cpp") << code;
+  CliResult send_first = run_dsgd("lesson 5 --check " + (tmp / "send_first.cpp"));
+  INFO(send_first.out << send_first.err);
+  CHECK(send_first.exit_code == 1);
+  CHECK(send_first.out.find("ok    R = 8: n = 0, 1, 7, 9, 1000") == std::string::npos);
+  CHECK(send_first.out.find("FAIL  R = 2, n = 262144: deadlock") != std::string::npos);
+  CHECK(send_first.out.find("over the eager limit") != std::string::npos);
+  CHECK(send_first.out.find("Only the largest vector (1 MiB) fails") != std::string::npos);
+}
+
 TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's first failure",
           "[lessons]") {
   const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/05-own-allreduce/";
   CliResult good = run_dsgd("lesson 5 --check " + dir + "solution.cpp");
   INFO(good.out << good.err);
   CHECK(good.exit_code == 0);
-  CHECK(good.out.find("ok    R = 8: n = 0, 1, 7, 9, 1000") != std::string::npos);
+  CHECK(good.out.find("ok    R = 8: n = 0, 1, 7, 9, 1000, 262144") != std::string::npos);
+  CHECK(good.out.find("  R = 8       ok    ok    ok    ok    ok    ok") != std::string::npos);
   CHECK(good.out.find("PASS") != std::string::npos);
 
   CliResult bad = run_dsgd("lesson 5 --check " + dir + "buggy.cpp");
@@ -229,7 +284,10 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   CHECK(bad.out.find("ok    R = 1: n = 0, 1, 2, 1000") != std::string::npos);
   CHECK(bad.out.find("FAIL  R = 2, n = 1: rank 0 element 0 is 1, expected 3") != std::string::npos);
   CHECK(bad.out.find("smaller than R = 2") != std::string::npos);
-  CHECK(bad.out.find("R = 3") == std::string::npos);  // stops at the first failure
+  // Every rank count is run, and the grid shows the whole pattern: here the uneven sizes.
+  CHECK(bad.out.find("FAIL  R = 8, n = 1:") != std::string::npos);
+  CHECK(bad.out.find("  R = 4       ok  FAIL  FAIL  FAIL    ok    ok") != std::string::npos);
+  CHECK(bad.out.find("FAIL  28 of 48 cases failed.") != std::string::npos);
 
   dsgd::test::TempDir tmp;
   std::ofstream(tmp / "broken.cpp") << "void my_all_reduce(int) { syntax error }\n";
