@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend.h"
+#include "cli/exercise_report.h"
 #include "cli/step_keys.h"
 #include "core/errors.h"
 #include "core/nn/blas.h"
@@ -20,6 +21,7 @@
 #include "lessons/readme.h"
 #include "lessons/runner.h"
 #include "lessons/transcript.h"
+#include "sim/link_model.h"
 
 namespace dsgd::cli {
 namespace {
@@ -252,7 +254,12 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
                                  "Run through without pausing, printing the same message lines "
                                  "(the default)");
   step->excludes(auto_run);
-  cmd->add_option("--check", f.check, "Check your solution of the lesson's exercise (a C++ file)");
+  cmd->add_option("--check", f.check,
+                  "Check your solution of the lesson's exercise (a C++ file), or grade a "
+                  "folder of them into a CSV table");
+  cmd->add_flag("--json", f.json, "With --check: the results as JSON");
+  cmd->add_option("--check-memory", f.check_memory,
+                  "With --check: the memory each case may use (default 4G; 0: no limit)");
   cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")
       ->capture_default_str()
       ->check(sim::integer_at_least(0, "the seed of the lesson's data and models"));
@@ -273,12 +280,12 @@ int run_lesson(const LessonFlags& f) {
       throw UsageError(fmt::format(
           "lesson {} has no exercise to check; lesson 5 has one (dsgd lesson 5 --check FILE)",
           info.number));
-    lessons::ExerciseOptions options{.source = f.check, .lang = settings.lang};
-    if (const char* cxx = std::getenv("CXX"); cxx && *cxx) options.compiler = cxx;
-    const bool passed = lessons::check_all_reduce_exercise(
-        options, [](const std::string& line) { put_text(line + "\n"); });
-    return passed ? kExitOk : kExitOther;
+    return check_exercise(f.check,
+                          {.json = f.json,
+                           .memory_bytes = sim::parse_size_bytes(f.check_memory, "--check-memory"),
+                           .lang = settings.lang});
   }
+  if (f.json) throw UsageError("--json goes with --check (dsgd lesson 5 --check FILE --json)");
 
   set_blas_threads(1);  // every rank is a thread already
   const LessonText text = lessons::load_lesson_text(info, settings.lang);

@@ -20,7 +20,9 @@ struct LessonFlags {
   std::string lang = "en";
   bool step = false;
   bool auto_run = false;
-  std::string check;
+  std::string check;                // a file, or a folder of them
+  bool json = false;                // --check's results as JSON
+  std::string check_memory = "4G";  // each case's memory limit
   uint64_t seed = 1;
   sim::RunFlags run;  // --backend and the cluster flags
 };

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,11 @@ enum class Failure : char { values = 'v', pattern = 'p', error = 'e' };
 std::string hint(Failure kind, const std::string& problem, int world, size_t n, Lang lang) {
   const bool zh = lang == Lang::zh;
   if (kind == Failure::pattern) return "";  // its problem says what to do
+  if (kind == Failure::error && problem.find("bad_alloc") != std::string::npos)
+    return zh ? "它要的内存超过了每个情形的上限（--check-memory）：环形算法只需要一块 n/R "
+                "个浮点数的缓冲区。"
+              : "It asked for more memory than a case may use (--check-memory): a ring needs "
+                "one scratch chunk of n/R floats.";
   if (kind == Failure::error && problem.find("waits in send") != std::string::npos)
     return zh ? "如果每个秩都在 send 里等：超过 eager 上限（64 KiB）的 send "
                 "要等到对方开始接收才返回。"
@@ -160,6 +166,30 @@ struct CaseOutcome {
   std::string problem;
 };
 
+// Whether this program runs under ASan or TSan (their shadow memory is address space).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DSGD_EXERCISE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DSGD_EXERCISE_SANITIZED 1
+#endif
+#endif
+#ifdef DSGD_EXERCISE_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The case's process: at most the options' memory and case_timeout of CPU time.
+void limit_resources(const ExerciseOptions& o) {
+  const auto cpu = static_cast<rlim_t>(o.case_timeout.count());
+  rlimit limit{cpu, cpu + 1};
+  setrlimit(RLIMIT_CPU, &limit);
+  if (o.memory_bytes == 0 || kSanitized) return;
+  limit = {static_cast<rlim_t>(o.memory_bytes), static_cast<rlim_t>(o.memory_bytes)};
+  setrlimit(RLIMIT_AS, &limit);
+}
+
 // Forks a child for one case, so that a crash or an endless loop only ends the child.
 CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOptions& o) {
   int fds[2];
@@ -170,6 +200,7 @@ CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOp
   if (pid < 0) throw Error("cannot fork a process for the exercise check");
   if (pid == 0) {
     close(fds[0]);
+    limit_resources(o);
     const std::string problem = run_case(entry, world, n, o.call_timeout, o.lang);
     size_t done = 0;
     while (done < problem.size()) {
@@ -218,7 +249,8 @@ CaseOutcome run_case_isolated(Entry entry, int world, size_t n, const ExerciseOp
 // One rank count's cases, in the grid's columns (a size met twice, as n = 1 = R-1 on two
 // ranks, is run once). Prints its line: "ok" with the sizes, or its first failure and a hint.
 std::vector<bool> run_row(Entry entry, int world, const ExerciseOptions& o,
-                          const std::function<void(const std::string&)>& out) {
+                          const std::function<void(const std::string&)>& out,
+                          std::vector<ExerciseCase>& all) {
   std::map<size_t, CaseOutcome> cases;
   std::vector<bool> row;
   std::string sizes;
@@ -227,7 +259,10 @@ std::vector<bool> run_row(Entry entry, int world, const ExerciseOptions& o,
   for (int column = 0; column < static_cast<int>(std::size(kColumns)); ++column) {
     const size_t n = column_size(column, world);
     auto [it, fresh] = cases.try_emplace(n);
-    if (fresh) it->second = run_case_isolated(entry, world, n, o);
+    if (fresh) {
+      it->second = run_case_isolated(entry, world, n, o);
+      all.push_back({world, n, it->second.passed, it->second.problem});
+    }
     row.push_back(it->second.passed);
     if (fresh && it->second.passed) sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", n);
     if (!it->second.passed && !first_failure) first_failure = &it->second, failed_n = n;
@@ -273,15 +308,15 @@ std::string grid_hint(const std::vector<std::vector<bool>>& grid, Lang lang) {
 
 // Every case of 1 .. max_ranks ranks, a line per rank count, then the grid of them all.
 bool run_cases(Entry entry, const ExerciseOptions& o,
-               const std::function<void(const std::string&)>& out) {
+               const std::function<void(const std::string&)>& out, std::vector<ExerciseCase>& all) {
   const bool zh = o.lang == Lang::zh;
   std::vector<std::vector<bool>> grid;
-  int failed = 0, total = 0;
-  for (int world = 1; world <= o.max_ranks; ++world) {
-    grid.push_back(run_row(entry, world, o, out));
-    for (bool passed : grid.back())
-      failed += !passed, ++total;
-  }
+  for (int world = 1; world <= o.max_ranks; ++world)
+    grid.push_back(run_row(entry, world, o, out, all));
+  // Each case once (the grid shows a size met twice in two columns).
+  const size_t total = all.size();
+  const auto failed = static_cast<size_t>(
+      std::count_if(all.begin(), all.end(), [](const ExerciseCase& c) { return !c.passed; }));
   std::string header = "          ";
   for (const char* c : kColumns)
     header += fmt::format(" {:>5}", fmt::format("n={}", c).substr(0, 6));
@@ -306,19 +341,54 @@ bool run_cases(Entry entry, const ExerciseOptions& o,
 
 }  // namespace
 
-bool check_all_reduce_exercise(const ExerciseOptions& o,
-                               const std::function<void(const std::string&)>& out) {
+int ExerciseResult::failed() const {
+  return static_cast<int>(
+      std::count_if(cases.begin(), cases.end(), [](const ExerciseCase& c) { return !c.passed; }));
+}
+
+namespace {
+
+// Compiles the student's file with the shim into `library`; "" when it compiled, else the
+// compiler's name and the first lines of its output.
+std::string compile(const ExerciseOptions& o, const std::string& library, const fs::path& work) {
+  const std::string compiler = o.compiler.empty() ? DSGD_CXX_COMPILER : o.compiler;
+  const std::string include =
+      o.include_dir.empty() ? (data_dir() / "include").string() : o.include_dir;
+  const std::string shim = lessons_dir() + "/05-own-allreduce/check_shim.cpp";
+  const std::string log = (work / "compile.log").string();
+  const std::string command =
+      fmt::format("{} -std=c++20 -O1 -g -fPIC -shared -I{} -o {} {} {} >{} 2>&1", quote(compiler),
+                  quote(include), quote(library), quote(o.source), quote(shim), quote(log));
+  if (std::system(command.c_str()) == 0) return "";
+  std::ifstream log_in(log);
+  std::stringstream compiler_output;
+  compiler_output << log_in.rdbuf();
+  return fmt::format("({})\n{}", compiler, head(compiler_output.str(), 30));
+}
+
+// Why the compiled file cannot be loaded, with what to do when its function is missing.
+std::string load_error(const std::string& why, bool zh) {
+  std::string text = zh ? fmt::format("无法加载编译结果：{}", why)
+                        : fmt::format("cannot load the compiled file: {}", why);
+  if (why.find("my_all_reduce") != std::string::npos)
+    text += zh ? "\n      文件必须在全局作用域定义 void my_all_reduce(dsgd::Communicator& comm, "
+                 "std::span<float> data)。"
+               : "\n      The file must define void my_all_reduce(dsgd::Communicator& comm, "
+                 "std::span<float> data) at global scope (not in a namespace, not static).";
+  return text;
+}
+
+}  // namespace
+
+ExerciseResult grade_all_reduce_exercise(const ExerciseOptions& o,
+                                         const std::function<void(const std::string&)>& out) {
   const bool zh = o.lang == Lang::zh;
+  ExerciseResult result{.source = o.source};
   if (!fs::is_regular_file(o.source))
     throw DataError(
         fmt::format("--check {}: no such file; give the C++ file that defines "
                     "my_all_reduce (see lessons/05-own-allreduce/exercise.cpp)",
                     o.source));
-  const std::string compiler = o.compiler.empty() ? DSGD_CXX_COMPILER : o.compiler;
-  const std::string include =
-      o.include_dir.empty() ? (data_dir() / "include").string() : o.include_dir;
-  const std::string shim = lessons_dir() + "/05-own-allreduce/check_shim.cpp";
-
   const fs::path work =
       fs::temp_directory_path() / fmt::format("dsgd_check_{}_{}", getpid(), std::random_device{}());
   fs::create_directories(work);
@@ -330,33 +400,17 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
     }
   } cleanup{work};
   const std::string library = (work / "student.so").string();
-  const std::string log = (work / "compile.log").string();
-  const std::string command =
-      fmt::format("{} -std=c++20 -O1 -g -fPIC -shared -I{} -o {} {} {} >{} 2>&1", quote(compiler),
-                  quote(include), quote(library), quote(o.source), quote(shim), quote(log));
   out(zh ? fmt::format("编译 {} ...", o.source) : fmt::format("Compiling {} ...", o.source));
-  const int status = std::system(command.c_str());
-  std::ifstream log_in(log);
-  std::stringstream compiler_output;
-  compiler_output << log_in.rdbuf();
-  if (status != 0) {
-    out(zh ? fmt::format("FAIL  编译失败（{}）：", compiler)
-           : fmt::format("FAIL  the file does not compile ({}):", compiler));
-    out(head(compiler_output.str(), 30));
-    return false;
+  if (const std::string error = compile(o, library, work); !error.empty()) {
+    result.error = (zh ? "编译失败 " : "the file does not compile ") + error;
+    out("FAIL  " + result.error);
+    return result;
   }
-
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    const std::string why = dlerror();
-    out(zh ? fmt::format("FAIL  无法加载编译结果：{}", why)
-           : fmt::format("FAIL  cannot load the compiled file: {}", why));
-    if (why.find("my_all_reduce") != std::string::npos)
-      out(zh ? "      文件必须在全局作用域定义 void my_all_reduce(dsgd::Communicator& comm, "
-               "std::span<float> data)。"
-             : "      The file must define void my_all_reduce(dsgd::Communicator& comm, "
-               "std::span<float> data) at global scope (not in a namespace, not static).");
-    return false;
+    result.error = load_error(dlerror(), zh);
+    out("FAIL  " + result.error);
+    return result;
   }
   struct Close {
     void* handle;
@@ -364,10 +418,11 @@ bool check_all_reduce_exercise(const ExerciseOptions& o,
   } closer{handle};
   auto entry = reinterpret_cast<Entry>(dlsym(handle, "dsgd_exercise_entry"));
   if (!entry) throw Error("the exercise shim lacks dsgd_exercise_entry");
-
+  result.compiled = true;
   out(zh ? "与精确的和比较：每个秩开始时 data[i] = (rank + 1) * (1 + i % 7)。"
          : "Checking against the exact sum; rank r starts with data[i] = (r + 1) * (1 + i % 7).");
-  return run_cases(entry, o, out);
+  run_cases(entry, o, out, result.cases);
+  return result;
 }
 
 }  // namespace dsgd::lessons

@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "core/errors.h"
@@ -231,7 +232,7 @@ TEST_CASE(
   CHECK(library.exit_code == 1);
   CHECK(library.out.find("called dsgd's own all_reduce: the exercise is to write the ring") !=
         std::string::npos);
-  CHECK(library.out.find("FAIL  48 of 48 cases failed.") != std::string::npos);
+  CHECK(library.out.find("FAIL  46 of 46 cases failed.") != std::string::npos);
 
   std::ofstream(tmp / "gather.cpp")
       << "#include <vector>\n#include \"core/comm/communicator.h\"\n"
@@ -268,6 +269,81 @@ TEST_CASE(
   CHECK(send_first.out.find("Only the largest vector (1 MiB) fails") != std::string::npos);
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DSGD_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DSGD_TEST_SANITIZED 1
+#endif
+#endif
+
+TEST_CASE("dsgd lesson 5 --check: a case that asks for more memory than its limit fails",
+          "[lessons]") {
+#ifdef DSGD_TEST_SANITIZED
+  DSGD_SKIP_UNLESS("no sanitizer", false,
+                   "the memory limit is off under the sanitizers (their shadow memory is "
+                   "address space)");
+#endif
+  dsgd::test::TempDir tmp;
+  std::ofstream(tmp / "hog.cpp") << "#include <memory>\n#include \"core/comm/communicator.h\"\n"
+                                    "void my_all_reduce(dsgd::Communicator&, std::span<float>) {\n"
+                                    "  static std::unique_ptr<char[]> hog;\n"
+                                    "  hog.reset(new char[size_t{1} << 30]);\n}\n";
+  CliResult hog = run_dsgd("lesson 5 --check " + (tmp / "hog.cpp") + " --check-memory 512M");
+  INFO(hog.out << hog.err);
+  CHECK(hog.exit_code == 1);
+  CHECK(hog.out.find("FAIL  R = 1, n = 0: std::bad_alloc") != std::string::npos);
+  CHECK(hog.out.find("more memory than a case may use (--check-memory)") != std::string::npos);
+  CHECK(run_dsgd("lesson 5 --check " + (tmp / "hog.cpp") + " --check-memory lots").exit_code == 2);
+}
+
+// A teacher's folder of five submissions: one CSV row each, with its verdict and its first
+// failure; --json gives every case.
+TEST_CASE("dsgd lesson 5 --check grades a folder of submissions into one CSV table", "[lessons]") {
+  dsgd::test::TempDir tmp;
+  const std::string lesson = std::string(DSGD_SOURCE_DIR) + "/lessons/05-own-allreduce/";
+  fs::copy_file(lesson + "solution.cpp", tmp / "alice.cpp");
+  fs::copy_file(lesson + "buggy.cpp", tmp / "bob.cpp");
+  std::ofstream(tmp / "carol.cpp") << "#include \"core/comm/collectives.h\"\n"
+                                      "void my_all_reduce(dsgd::Communicator& c, "
+                                      "std::span<float> d) { dsgd::all_reduce(c, d); }\n";
+  std::ofstream(tmp / "dave.cpp") << "void my_all_reduce(int) { syntax error }\n";
+  std::ofstream(tmp / "erin.cpp")
+      << "#include \"core/comm/communicator.h\"\n"
+         "void my_allreduce(dsgd::Communicator&, std::span<float>) {}\n";
+  std::ofstream(tmp / "notes.txt") << "not a submission\n";
+  CliResult table = run_dsgd("lesson 5 --check " + tmp.path().string());
+  INFO(table.out << table.err);
+  REQUIRE(table.exit_code == 0);  // graded, whatever the verdicts
+  std::istringstream lines(table.out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);)
+    rows.push_back(line);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[0] == "file,compiled,passed,cases_failed,cases,first_failure");
+  CHECK(rows[1] == "\"alice.cpp\",yes,yes,0,46,\"\"");
+  CHECK(rows[2].starts_with("\"bob.cpp\",yes,no,27,46,\"R = 2, n = 1: rank 0 element 0 is 1"));
+  CHECK(rows[3].starts_with("\"carol.cpp\",yes,no,46,46,\"R = 1, n = 0: rank 0 called dsgd's own"));
+  CHECK(rows[4].starts_with("\"dave.cpp\",no,no,0,0,\""));
+  CHECK(rows[4].find("error:") != std::string::npos);
+  CHECK(rows[5].starts_with("\"erin.cpp\",no,no,0,0,\"cannot load the compiled file"));
+  CHECK(table.err.find("grading") != std::string::npos);
+
+  CliResult json = run_dsgd("lesson 5 --check " + (tmp / "bob.cpp") + " --json");
+  CHECK(json.exit_code == 1);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["passed"] == false);
+  CHECK(j["failed"] == 27);
+  REQUIRE(j["cases"].size() == 46);
+  CHECK(j["cases"][0]["ranks"] == 1);
+  CHECK(j["cases"][0]["passed"] == true);
+  CHECK(run_dsgd("lesson 5 --check " + (tmp / "missing.cpp")).exit_code == 2);
+  fs::create_directories(tmp / "empty");
+  CliResult none = run_dsgd("lesson 5 --check " + (tmp / "empty"));
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no .cpp files in this folder") != std::string::npos);
+}
+
 TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's first failure",
           "[lessons]") {
   const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/05-own-allreduce/";
@@ -287,7 +363,7 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   // Every rank count is run, and the grid shows the whole pattern: here the uneven sizes.
   CHECK(bad.out.find("FAIL  R = 8, n = 1:") != std::string::npos);
   CHECK(bad.out.find("  R = 4       ok  FAIL  FAIL  FAIL    ok    ok") != std::string::npos);
-  CHECK(bad.out.find("FAIL  28 of 48 cases failed.") != std::string::npos);
+  CHECK(bad.out.find("FAIL  27 of 46 cases failed.") != std::string::npos);
 
   dsgd::test::TempDir tmp;
   std::ofstream(tmp / "broken.cpp") << "void my_all_reduce(int) { syntax error }\n";
