@@ -249,7 +249,8 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
   cmd->add_option("lesson", f.which, "list, or the number of the lesson to run")->required();
   cmd->add_option("--lang", f.lang, "en (English) or zh (简体中文)")->capture_default_str();
   auto* step = cmd->add_flag("--step", f.step,
-                             "Hold every message until Enter (simulated nodes; EOF: run on)");
+                             "Wait for Enter at every message shown and every part (simulated "
+                             "nodes; at the end of input, run on)");
   auto* auto_run = cmd->add_flag("--auto", f.auto_run,
                                  "Run through without pausing, printing the same message lines "
                                  "(the default)");
