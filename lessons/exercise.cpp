@@ -282,16 +282,25 @@ std::vector<bool> run_row(Entry entry, int world, const ExerciseOptions& o,
 // limit (sends that wait for their receives). "" when they have not.
 std::string grid_hint(const std::vector<std::vector<bool>>& grid, Lang lang) {
   const bool zh = lang == Lang::zh;
-  bool uneven_only = true, large_only = true, any = false;
+  bool uneven_only = true, large_only = true, any = false, all_shared = true;
   for (size_t r = 0; r < grid.size(); ++r)
     for (size_t c = 0; c < grid[r].size(); ++c) {
+      const int world = static_cast<int>(r) + 1;
+      const size_t n = column_size(static_cast<int>(c), world);
+      if (world > 1 && n > 0) all_shared = all_shared && !grid[r][c];  // data to combine
       if (grid[r][c]) continue;
       any = true;
-      const int world = static_cast<int>(r) + 1;
-      uneven_only = uneven_only && column_size(static_cast<int>(c), world) % world != 0;
-      large_only = large_only && column_size(static_cast<int>(c), world) == kLarge;
+      uneven_only = uneven_only && n % world != 0;
+      large_only = large_only && n == kLarge;
     }
   if (!any) return "";
+  if (all_shared && grid.size() > 1)
+    return zh ? "从 2 "
+                "个秩起，只要有数据就失败：检查每个秩是否把块发给右邻居，并把从左邻居收到的块加到自"
+                "己的块上。"
+              : "It fails whenever there are 2 ranks or more and data to combine: check that "
+                "each rank sends a chunk to its right neighbour and adds the chunk it receives "
+                "from the left to its own.";
   if (large_only)
     return zh ? "只有最大的向量（1 MiB）失败：各秩同时阻塞在超过 eager 上限的 send "
                 "里。先挂上接收（irecv），或用 "

@@ -364,6 +364,12 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   CHECK(bad.out.find("FAIL  R = 8, n = 1:") != std::string::npos);
   CHECK(bad.out.find("  R = 4       ok  FAIL  FAIL  FAIL    ok    ok") != std::string::npos);
   CHECK(bad.out.find("FAIL  27 of 46 cases failed.") != std::string::npos);
+  CHECK(bad.out.find("It fails exactly when n is not a multiple of R") != std::string::npos);
+  // The exercise as given (its TODOs not done): the grid says what its failures share.
+  CliResult stub = run_dsgd("lesson 5 --check " + dir + "exercise.cpp");
+  CHECK(stub.exit_code == 1);
+  CHECK(stub.out.find("It fails whenever there are 2 ranks or more and data to combine") !=
+        std::string::npos);
 
   dsgd::test::TempDir tmp;
   std::ofstream(tmp / "broken.cpp") << "void my_all_reduce(int) { syntax error }\n";
