@@ -92,7 +92,8 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
                                         .config = checks.config},
                           .nodes = checks.nodes,
                           .check_world = checks.check_world,
-                          .own_ranks = checks.own_ranks},
+                          .own_ranks = checks.own_ranks,
+                          .own_only = checks.own_only},
                          fn);
 #else
     throw UsageError(

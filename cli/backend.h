@@ -26,6 +26,8 @@ struct RunChecks {
   // Told dsgd's own ranks, [first, first + count), before `fn` runs: fewer than the world
   // in an MPI job that also runs other programs (mpirun ... : -np 1 python3 peer.py).
   std::function<void(int first, int count)> own_ranks;
+  // MPI: `fn` runs among dsgd's own ranks only (mpi::RankRunOptions::own_only).
+  bool own_only = false;
 };
 
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the

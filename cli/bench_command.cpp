@@ -152,11 +152,13 @@ int run_bench(const BenchFlags& f) {
             print_now(bench::report_row(row));
             rows.push_back(row);
           }};
-  const bool hosts_rank0 =
-      run_on_backend(f.run.backend, sim::ClusterOptions{spec.cluster}, [&](Communicator& comm) {
+  const bool hosts_rank0 = run_on_backend(
+      f.run.backend, sim::ClusterOptions{spec.cluster},
+      [&](Communicator& comm) {
         if (comm.rank() == 0) world = comm.size();
         bench::run_collective_bench(comm, plan, observer);
-      });
+      },
+      {.own_only = true});  // among dsgd's ranks, beside other programs of an MPMD job
   if (!hosts_rank0) return kExitOk;
   return finish(f, plan, world, rows);
 }

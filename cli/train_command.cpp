@@ -118,7 +118,8 @@ int run_train(const TrainFlags& flags) {
                          .config = config_fields(inputs.config),
                          .data_hash = dataset_fingerprint(inputs.data),
                          .nodes = spec.cluster.nodes,
-                         .check_world = [&](int world) { sim::check_world(plan, world); }};
+                         .check_world = [&](int world) { sim::check_world(plan, world); },
+                         .own_only = true};  // beside other programs of an MPMD job
   bool hosts_rank0 = false;
   try {
     hosts_rank0 = run_on_backend(

@@ -23,12 +23,14 @@ std::vector<RankIdentity> check_ranks(MpiCommunicator& world, MpiCommunicator& o
     // Preflight first: a rank that could not start (its flags, its files) takes part in it
     // with its error (report_startup_error), so every rank learns of it there.
     std::vector<RankIdentity> ranks = preflight(own, options.preflight);
-    if (options.nodes > 0 && options.nodes != world.size())
+    const int size = options.own_only ? own.size() : world.size();
+    if (options.nodes > 0 && options.nodes != size)
       throw UsageError(fmt::format(
-          "--nodes {} but mpirun started {} rank{}: with --backend mpi the world size is "
+          "--nodes {} but mpirun started {} rank{}{}: with --backend mpi the world size is "
           "mpirun's -np; drop --nodes or make them equal",
-          options.nodes, world.size(), world.size() == 1 ? "" : "s"));
-    if (options.check_world) options.check_world(world.size());
+          options.nodes, size, size == 1 ? "" : "s",
+          size < world.size() ? " of dsgd (and other programs)" : ""));
+    if (options.check_world) options.check_world(size);
     return ranks;
   } catch (const Error& e) {
     if (!dynamic_cast<const UsageError*>(&e) && !dynamic_cast<const StartupError*>(&e)) throw;
@@ -59,15 +61,17 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
   OwnRanksComm own_comm(range);
   MpiCommunicator comm, own(own_comm.get());
   comm.set_timeout(options.timeout);
-  comm.set_events(options.events);
   own.set_timeout(options.timeout);
+  MpiCommunicator& run_on = options.own_only ? own : comm;
+  run_on.set_events(options.events);
   const std::vector<RankIdentity> ranks = check_ranks(comm, own, options);
   try {
     comm.set_hosts(world_hosts(ranks, range, comm.size()));
+    own.set_hosts(world_hosts(ranks, {0, range.count}, own.size()));
     align_epoch(own, ranks);  // wall_s: one clock for every rank of a host
     comm.set_epoch(own.epoch());
     if (options.own_ranks) options.own_ranks(range.first, range.count);
-    fn(comm);
+    fn(run_on);
     // MPI_Finalize has no deadline; meeting here first (under the watchdog) keeps a rank
     // that is stuck elsewhere from hanging the others in MPI_Finalize.
     own.native_barrier();
@@ -76,7 +80,7 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
     const std::string what = e.what();
     // Errors from the communicator start with "rank R (host H)"; say it for the others.
     fmt::print(stderr, "dsgd: error: {}{}\n",
-               what.rfind("rank ", 0) == 0 ? "" : comm.describe(comm.rank()) + ": ", what);
+               what.rfind("rank ", 0) == 0 ? "" : run_on.describe(run_on.rank()) + ": ", what);
     // TODO(issue 5): this rank's trace so far is lost here (MPI_Abort ends the process);
     // a hook that writes it first would be called here.
     session.abort(error ? error->exit_code() : kExitOther);

@@ -24,6 +24,10 @@ struct RankRunOptions {
   std::function<void(int world)> check_world;
   // Told dsgd's own ranks of the world, [first, first + count), before `fn` runs (own_ranks.h).
   std::function<void(int first, int count)> own_ranks;
+  // `fn` runs among dsgd's own ranks only, numbered from 0 among them, and `nodes` and
+  // check_world count those: for training, whose every rank runs the same program, beside
+  // other programs of an MPMD job. Else `fn` gets the whole world (a lesson talks to them).
+  bool own_only = false;
 };
 
 // Runs `fn` on this rank (MPI_Init here, MPI_Finalize before returning) and returns whether
