@@ -141,13 +141,19 @@ std::string step_prompt(Lang lang, const std::string& where) {
 // are not shown (those that train) still goes a part at a time.
 void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
   const bool zh = lang == Lang::zh;
-  size_t printed = 0, shown = 0;
+  size_t printed = 0, shown = 0, paused_at = 0;  // lines printed, and at the last pause
   int sections = 0;
+  const auto pause = [&](const std::string& where) {
+    keys.pause(step_prompt(lang, where));
+    paused_at = printed;
+  };
   auto print_new = [&] {
     for (const lessons::TranscriptLine& line : lesson.transcript()->lines(printed)) {
-      if (line.kind == lessons::TranscriptLine::Kind::section && sections++ > 0)
-        keys.pause(step_prompt(lang, zh ? fmt::format("下一部分：第 {} 部分", sections)
-                                        : fmt::format("next: part {}", sections)));
+      // Before a part after the first; not again right after a message's pause.
+      if (line.kind == lessons::TranscriptLine::Kind::section && sections++ > 0 &&
+          printed != paused_at)
+        pause(zh ? fmt::format("下一部分：第 {} 部分", sections)
+                 : fmt::format("next: part {}", sections));
       put_line(out, line);
       ++printed;
     }
@@ -162,8 +168,7 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       print_new();
     }
-    keys.pause(step_prompt(lang, zh ? fmt::format("已投递 {} 条消息", shown)
-                                    : fmt::format("message {} so far", shown)));
+    pause(zh ? fmt::format("已投递 {} 条消息", shown) : fmt::format("message {} so far", shown));
   }
   lesson.join();
   print_new();
