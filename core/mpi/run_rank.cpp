@@ -63,7 +63,6 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
   comm.set_timeout(options.timeout);
   own.set_timeout(options.timeout);
   MpiCommunicator& run_on = options.own_only ? own : comm;
-  run_on.set_events(options.events);
   const std::vector<RankIdentity> ranks = check_ranks(comm, own, options);
   try {
     comm.set_hosts(world_hosts(ranks, range, comm.size()));
@@ -71,6 +70,7 @@ bool run_rank(const RankRunOptions& options, const std::function<void(Communicat
     align_epoch(own, ranks);  // wall_s: one clock for every rank of a host
     comm.set_epoch(own.epoch());
     if (options.own_ranks) options.own_ranks(range.first, range.count);
+    run_on.set_events(options.events);  // the run's, not preflight's nor the clock's messages
     fn(run_on);
     // MPI_Finalize has no deadline; meeting here first (under the watchdog) keeps a rank
     // that is stuck elsewhere from hanging the others in MPI_Finalize.
