@@ -108,12 +108,15 @@ std::vector<NamedTensor> mlp4_params() {
           {"layers.1.bias", Tensor({10}, 0.0f)}};
 }
 
-// Every bad file the rows name, in `d`.
-void make_files(const std::string& d) {
-  const auto at = [&](const std::string& name) { return d + "/" + name; };
-  // CSV
+// A file's path in the directory of bad files: at("x.csv").
+struct InDir {
+  std::string dir;
+  std::string operator()(const std::string& name) const { return dir + "/" + name; }
+};
+
+// CSV files: empty, UTF-16, NUL, a FIFO, 1 TiB of holes, bad values and shapes.
+void make_csv_files(const InDir& at) {
   write(at("empty.csv"), "");
-  write(at("ok.toml"), "nodes = 4\n");
   write(at("utf16.csv"), std::string("\xFF\xFE"
                                      "1\0,\0"
                                      "2\0,\0"
@@ -142,7 +145,10 @@ void make_files(const std::string& d) {
     wide += "1,2,3,0\n";
   write(at("wide.csv"), wide);
   write(at("narrow.csv"), few);
-  // IDX
+}
+
+// IDX files, and a gzip file cut in half.
+void make_idx_files(const InDir& at) {
   std::string images = idx_header(0x08, {20, 2, 2}) + std::string(80, '\x10');
   std::string labels = idx_header(0x08, {20}) + std::string(20, '\x01');
   write(at("images.idx"), images);
@@ -157,7 +163,11 @@ void make_files(const std::string& d) {
   REQUIRE(std::system(("gzip -n -c " + at("images.idx") + " > " + at("full.idx.gz")).c_str()) == 0);
   std::string gz = read_text(at("full.idx.gz"));
   write(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
-  // TOML scenarios
+}
+
+// TOML scenarios.
+void make_toml_files(const InDir& at) {
+  write(at("ok.toml"), "nodes = 4\n");
   write(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
   write(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
   write(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
@@ -173,7 +183,10 @@ void make_files(const std::string& d) {
   write(at("overlap.toml"),
         "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
   write(at("link9.toml"), "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
-  // NPZ (for --model mlp:4)
+}
+
+// NPZ parameters (for --model mlp:4).
+void make_npz_files(const InDir& at) {
   std::vector<NamedTensor> p = mlp4_params();
   write_npz(at("good.npz"), p);
   const std::string good = read_text(at("good.npz"));
@@ -198,13 +211,26 @@ void make_files(const std::string& d) {
   npy.replace(npy.find("'<f4'"), 5, "'<i4'");  // same length: header and data stay aligned
   make_zip(at("int32.npz"), {{"layers.0.bias.npy", npy}});
   make_zip_claiming(at("claims3g.npz"), "unused.npy", 3u << 30);
-  // Chrome traces
+}
+
+// Chrome traces.
+void make_trace_files(const InDir& at) {
   write(at("empty.json"), "");
   write(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
   write(at("object.json"), "{\"events\": []}");
   write(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
   write(at("huge.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
   write(at("ok.json"), "{\"traceEvents\": []}");
+}
+
+// Every bad file the rows name, in `d`.
+void make_files(const std::string& d) {
+  const InDir at{d};
+  make_csv_files(at);
+  make_idx_files(at);
+  make_toml_files(at);
+  make_npz_files(at);
+  make_trace_files(at);
 }
 
 const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trace {d}/out/t.json";
