@@ -17,8 +17,6 @@ class StepKeys {
 
   // Shows `prompt` and waits for a line of input; nothing once the input has ended.
   void pause(const std::string& prompt);
-  // Whether pause() still waits (the input has not ended).
-  bool waiting() const { return waiting_; }
 
  private:
   std::istream& in_;

@@ -174,18 +174,13 @@ struct CaseOutcome {
 #define DSGD_EXERCISE_SANITIZED 1
 #endif
 #endif
-#ifdef DSGD_EXERCISE_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // The case's process: at most the options' memory and case_timeout of CPU time.
 void limit_resources(const ExerciseOptions& o) {
   const auto cpu = static_cast<rlim_t>(o.case_timeout.count());
   rlimit limit{cpu, cpu + 1};
   setrlimit(RLIMIT_CPU, &limit);
-  if (o.memory_bytes == 0 || kSanitized) return;
+  if (o.memory_bytes == 0 || !memory_limit_applies()) return;
   limit = {static_cast<rlim_t>(o.memory_bytes), static_cast<rlim_t>(o.memory_bytes)};
   setrlimit(RLIMIT_AS, &limit);
 }
@@ -349,6 +344,14 @@ bool run_cases(Entry entry, const ExerciseOptions& o,
 }
 
 }  // namespace
+
+bool memory_limit_applies() {
+#ifdef DSGD_EXERCISE_SANITIZED
+  return false;
+#else
+  return true;
+#endif
+}
 
 int ExerciseResult::failed() const {
   return static_cast<int>(

@@ -53,6 +53,10 @@ struct ExerciseResult {
 // Grades `options.source`, writing the report line by line to `out` as it goes. DataError
 // when the file cannot be read. A file that does not compile, or lacks the function, is a
 // result with compiled = false and the compiler's or the loader's message.
+// Whether a case's memory limit applies in this build: not under ASan or TSan, whose shadow
+// memory is address space.
+bool memory_limit_applies();
+
 ExerciseResult grade_all_reduce_exercise(const ExerciseOptions& options,
                                          const std::function<void(const std::string&)>& out);
 

@@ -20,6 +20,7 @@
 
 #include "cli_runner.h"
 #include "core/errors.h"
+#include "lessons/exercise.h"
 #include "lessons/lesson.h"
 #include "lessons/readme.h"
 #include "lessons/transcript.h"
@@ -269,21 +270,11 @@ TEST_CASE(
   CHECK(send_first.out.find("Only the largest vector (1 MiB) fails") != std::string::npos);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define DSGD_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define DSGD_TEST_SANITIZED 1
-#endif
-#endif
-
 TEST_CASE("dsgd lesson 5 --check: a case that asks for more memory than its limit fails",
           "[lessons]") {
-#ifdef DSGD_TEST_SANITIZED
-  DSGD_SKIP_UNLESS("no sanitizer", false,
+  DSGD_SKIP_UNLESS("a memory limit", dsgd::lessons::memory_limit_applies(),
                    "the memory limit is off under the sanitizers (their shadow memory is "
                    "address space)");
-#endif
   dsgd::test::TempDir tmp;
   std::ofstream(tmp / "hog.cpp") << "#include <memory>\n#include \"core/comm/communicator.h\"\n"
                                     "void my_all_reduce(dsgd::Communicator&, std::span<float>) {\n"
