@@ -23,11 +23,12 @@ void put(const std::string& text, FILE* to = stdout) {
   std::fflush(to);
 }
 
-ExerciseResult grade(const std::string& source, const CheckOptions& o, FILE* report) {
+ExerciseResult grade(const lessons::ExerciseSpec& spec, const std::string& source,
+                     const CheckOptions& o, FILE* report) {
   lessons::ExerciseOptions options{
       .source = source, .lang = o.lang, .memory_bytes = o.memory_bytes};
   if (const char* cxx = std::getenv("CXX"); cxx && *cxx) options.compiler = cxx;
-  return lessons::grade_all_reduce_exercise(options, [report](const std::string& line) {
+  return lessons::grade_exercise(spec, options, [report](const std::string& line) {
     if (report) put(line + "\n", report);
   });
 }
@@ -35,7 +36,11 @@ ExerciseResult grade(const std::string& source, const CheckOptions& o, FILE* rep
 nlohmann::json to_json(const ExerciseResult& r) {
   nlohmann::json cases = nlohmann::json::array();
   for (const lessons::ExerciseCase& c : r.cases)
-    cases.push_back({{"ranks", c.world}, {"n", c.n}, {"passed", c.passed}, {"problem", c.problem}});
+    cases.push_back({{"ranks", c.world},
+                     {"n", c.n},
+                     {"root", c.root},
+                     {"passed", c.passed},
+                     {"problem", c.problem}});
   return {{"file", r.source},     {"compiled", r.compiled}, {"passed", r.passed()},
           {"failed", r.failed()}, {"cases", cases},         {"error", r.error}};
 }
@@ -50,7 +55,9 @@ std::string first_failure(const ExerciseResult& r) {
     return line.substr(line.find_first_not_of(' '));
   }
   for (const lessons::ExerciseCase& c : r.cases)
-    if (!c.passed) return fmt::format("R = {}, n = {}: {}", c.world, c.n, c.problem);
+    if (!c.passed)
+      return fmt::format("R = {}, n = {}{}: {}", c.world, c.n,
+                         c.root != 0 ? fmt::format(", root = {}", c.root) : "", c.problem);
   return "";
 }
 
@@ -76,13 +83,13 @@ std::vector<std::string> submissions(const std::string& dir) {
   return files;
 }
 
-int check_folder(const std::string& dir, const CheckOptions& o) {
+int check_folder(const lessons::ExerciseSpec& spec, const std::string& dir, const CheckOptions& o) {
   const std::vector<std::string> files = submissions(dir);
   nlohmann::json all = nlohmann::json::array();
   if (!o.json) put("file,compiled,passed,cases_failed,cases,first_failure\n");
   for (size_t i = 0; i < files.size(); ++i) {
     put(fmt::format("grading {} ({} of {}) ...\n", files[i], i + 1, files.size()), stderr);
-    const ExerciseResult r = grade(files[i], o, nullptr);
+    const ExerciseResult r = grade(spec, files[i], o, nullptr);
     if (o.json) {
       all.push_back(to_json(r));
       continue;
@@ -97,9 +104,10 @@ int check_folder(const std::string& dir, const CheckOptions& o) {
 
 }  // namespace
 
-int check_exercise(const std::string& path, const CheckOptions& o) {
-  if (fs::is_directory(path)) return check_folder(path, o);
-  const ExerciseResult r = grade(path, o, o.json ? stderr : stdout);
+int check_exercise(const lessons::ExerciseSpec& spec, const std::string& path,
+                   const CheckOptions& o) {
+  if (fs::is_directory(path)) return check_folder(spec, path, o);
+  const ExerciseResult r = grade(spec, path, o, o.json ? stderr : stdout);
   if (o.json) put(to_json(r).dump(2) + "\n");
   return r.passed() ? kExitOk : kExitOther;
 }

@@ -1,4 +1,4 @@
-// `dsgd lesson 5 --check PATH [--json]`: a student's file, its report printed as it is
+// `dsgd lesson N --check PATH [--json]`: a student's file, its report printed as it is
 // graded (exit 0 when every case passes, else 1); or a teacher's folder of submissions, each
 // .cpp in it graded in turn (progress on standard error) into one table, CSV on standard
 // output: file, compiled, passed, cases failed, cases, the first failure (exit 0 once every
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "lessons/exercise_spec.h"
 #include "lessons/lesson.h"
 
 namespace dsgd::cli {
@@ -20,6 +21,7 @@ struct CheckOptions {
   lessons::Lang lang = lessons::Lang::en;
 };
 
-int check_exercise(const std::string& path, const CheckOptions& options);
+int check_exercise(const lessons::ExerciseSpec& spec, const std::string& path,
+                   const CheckOptions& options);
 
 }  // namespace dsgd::cli

@@ -65,9 +65,8 @@ int list_lessons(Lang lang) {
     const std::string ranks =
         zh ? fmt::format("{} 个秩", info.default_nodes)
            : fmt::format("{} rank{}", info.default_nodes, info.default_nodes == 1 ? "" : "s");
-    put_text(
-        fmt::format("  {:>2}  {}  ({}{})\n", info.number, text.title, ranks,
-                    info.has_exercise ? (zh ? "，含练习 --check" : ", exercise: --check") : ""));
+    put_text(fmt::format("  {:>2}  {}  ({}{})\n", info.number, text.title, ranks,
+                         info.exercise ? (zh ? "，含练习 --check" : ", exercise: --check") : ""));
   }
   return kExitOk;
 }
@@ -282,11 +281,11 @@ int run_lesson(const LessonFlags& f) {
     throw UsageError(fmt::format("--backend {}: use sim or mpi", f.run.backend));
 
   if (!f.check.empty()) {
-    if (!info.has_exercise)
+    if (!info.exercise)
       throw UsageError(fmt::format(
-          "lesson {} has no exercise to check; lesson 5 has one (dsgd lesson 5 --check FILE)",
-          info.number));
-    return check_exercise(f.check,
+          "lesson {} has no exercise to check; lessons {} have one (dsgd lesson 5 --check FILE)",
+          info.number, lessons::lessons_with_exercises()));
+    return check_exercise(*info.exercise, f.check,
                           {.json = f.json,
                            .memory_bytes = sim::parse_size_bytes(f.check_memory, "--check-memory"),
                            .lang = settings.lang});

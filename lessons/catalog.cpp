@@ -1,4 +1,5 @@
 // The list of lessons: number, directory, program, and how many ranks each runs on.
+#include "lessons/exercise_spec.h"
 #include "lessons/lesson.h"
 
 namespace dsgd::lessons {
@@ -26,14 +27,23 @@ std::vector<LessonInfo> lesson_catalog() {
        .dir = "03-nonblocking-deadlock",
        .run = lesson_03,
        .default_nodes = 2,
-       .min_nodes = 2},
-      {.number = 4, .dir = "04-collectives", .run = lesson_04, .default_nodes = 4},
+       .min_nodes = 2,
+       .exercise = &ring_shift_exercise()},
+      {.number = 4,
+       .dir = "04-collectives",
+       .run = lesson_04,
+       .default_nodes = 4,
+       .exercise = &tree_broadcast_exercise()},
       {.number = 5,
        .dir = "05-own-allreduce",
        .run = lesson_05,
        .default_nodes = 4,
-       .has_exercise = true},
-      {.number = 6, .dir = "06-why-synchronise", .run = lesson_06, .default_nodes = 4},
+       .exercise = &ring_all_reduce_exercise()},
+      {.number = 6,
+       .dir = "06-why-synchronise",
+       .run = lesson_06,
+       .default_nodes = 4,
+       .exercise = &average_gradients_exercise()},
       {.number = 7, .dir = "07-data-parallel", .run = lesson_07, .default_nodes = 4},
       {.number = 8,
        .dir = "08-model-parallel",

@@ -1,10 +1,11 @@
-// The exercise of lesson 5, `dsgd lesson 5 --check FILE`: compiles a student's C++ file
-// that defines `void my_all_reduce(dsgd::Communicator&, std::span<float>)` (sum, in place)
-// into a shared library with the system compiler, loads it, and checks it against the
-// exact sum on simulated clusters of 1..8 ranks with vectors of 0, 1, R-1, R+1, 1000 and
-// 2^18 floats, and how it communicates (exercise_pattern.h); reports every case, as a grid. Each
-// case runs in a child process, so a crash or a hang in the student's code is reported as that
-// case's failure instead of ending dsgd. Not a sandbox: the code is trusted.
+// Grading a lesson's exercise, `dsgd lesson N --check FILE`: compiles a student's C++ file
+// with the exercise's shim (exercise_spec.h) into a shared library with the system compiler,
+// loads it, and runs every case of the spec's grid on simulated clusters, checking the
+// values every rank ends with and how the ranks communicated; reports each rank count's
+// first failure with a hint, then the grid of every case and what its failures share. Each
+// case runs in a child process with CPU and memory limits, so a crash or a hang in the
+// student's code is that case's failure instead of ending dsgd. Not a sandbox: the code is
+// trusted.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/exercise_spec.h"
 #include "lessons/lesson.h"
 
 namespace dsgd::lessons {
@@ -22,21 +24,13 @@ struct ExerciseOptions {
   std::string compiler;     // empty: the compiler dsgd was built with
   std::string include_dir;  // empty: data_dir()/include (core/io/data_dir.h)
   Lang lang = Lang::en;
-  int max_ranks = 8;
+  int max_ranks = 0;                             // 0: the spec's; else at most this many ranks
   std::chrono::milliseconds call_timeout{5000};  // deadline of each blocking call
   std::chrono::seconds case_timeout{60};         // a case running longer is killed
   // A case's process may use this much memory (address space) and case_timeout of CPU
   // time; past either it fails. 0: no memory limit (always so under the sanitizers, whose
   // shadow memory is address space).
   uint64_t memory_bytes = uint64_t{4} << 30;
-};
-
-// One case: R ranks, n floats each.
-struct ExerciseCase {
-  int world = 0;
-  size_t n = 0;
-  bool passed = false;
-  std::string problem;  // why it failed, in the options' language
 };
 
 // A graded file: whether it compiled and loaded (else why not), and every case run.
@@ -50,14 +44,14 @@ struct ExerciseResult {
   bool passed() const { return compiled && !cases.empty() && failed() == 0; }
 };
 
-// Grades `options.source`, writing the report line by line to `out` as it goes. DataError
-// when the file cannot be read. A file that does not compile, or lacks the function, is a
-// result with compiled = false and the compiler's or the loader's message.
 // Whether a case's memory limit applies in this build: not under ASan or TSan, whose shadow
 // memory is address space.
 bool memory_limit_applies();
 
-ExerciseResult grade_all_reduce_exercise(const ExerciseOptions& options,
-                                         const std::function<void(const std::string&)>& out);
+// Grades `options.source` against `spec`, writing the report line by line to `out` as it
+// goes. DataError when the file cannot be read. A file that does not compile, or lacks the
+// function, is a result with compiled = false and the compiler's or the loader's message.
+ExerciseResult grade_exercise(const ExerciseSpec& spec, const ExerciseOptions& options,
+                              const std::function<void(const std::string&)>& out);
 
 }  // namespace dsgd::lessons

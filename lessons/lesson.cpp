@@ -74,4 +74,14 @@ LessonInfo find_lesson(int number) {
       fmt::format("there is no lesson {}; the lessons are {} ('dsgd lesson list')", number, valid));
 }
 
+std::string lessons_with_exercises() {
+  std::vector<int> numbers;
+  for (const LessonInfo& info : lesson_catalog())
+    if (info.exercise) numbers.push_back(info.number);
+  std::string text;
+  for (size_t i = 0; i < numbers.size(); ++i)
+    text += fmt::format("{}{}", i == 0 ? "" : i + 1 == numbers.size() ? " and " : ", ", numbers[i]);
+  return text;
+}
+
 }  // namespace dsgd::lessons

@@ -22,6 +22,7 @@
 namespace dsgd::lessons {
 
 class Recorder;
+struct ExerciseSpec;
 
 enum class Lang { en, zh };
 
@@ -125,12 +126,14 @@ struct LessonInfo {
   int default_nodes = 4;
   int min_nodes = 1;
   int max_nodes = 8;
-  bool has_exercise = false;  // `dsgd lesson N --check FILE`
+  const ExerciseSpec* exercise = nullptr;  // `dsgd lesson N --check FILE` (exercise_spec.h)
 };
 
 // Every lesson, in order.
 std::vector<LessonInfo> lesson_catalog();
 // The lesson numbered `number`; UsageError listing the valid numbers otherwise.
 LessonInfo find_lesson(int number);
+// "3, 4, 5 and 6": the numbers of the lessons with an exercise.
+std::string lessons_with_exercises();
 
 }  // namespace dsgd::lessons

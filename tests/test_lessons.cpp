@@ -342,7 +342,7 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   INFO(good.out << good.err);
   CHECK(good.exit_code == 0);
   CHECK(good.out.find("ok    R = 8: n = 0, 1, 7, 9, 1000, 262144") != std::string::npos);
-  CHECK(good.out.find("  R = 8       ok    ok    ok    ok    ok    ok") != std::string::npos);
+  CHECK(good.out.find("  R = 8        ok     ok     ok     ok     ok     ok") != std::string::npos);
   CHECK(good.out.find("PASS") != std::string::npos);
 
   CliResult bad = run_dsgd("lesson 5 --check " + dir + "buggy.cpp");
@@ -353,7 +353,7 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   CHECK(bad.out.find("smaller than R = 2") != std::string::npos);
   // Every rank count is run, and the grid shows the whole pattern: here the uneven sizes.
   CHECK(bad.out.find("FAIL  R = 8, n = 1:") != std::string::npos);
-  CHECK(bad.out.find("  R = 4       ok  FAIL  FAIL  FAIL    ok    ok") != std::string::npos);
+  CHECK(bad.out.find("  R = 4        ok   FAIL   FAIL   FAIL     ok     ok") != std::string::npos);
   CHECK(bad.out.find("FAIL  27 of 46 cases failed.") != std::string::npos);
   CHECK(bad.out.find("It fails exactly when n is not a multiple of R") != std::string::npos);
   // The exercise as given (its TODOs not done): the grid says what its failures share.
@@ -382,6 +382,107 @@ TEST_CASE("dsgd lesson 5 --check accepts the solution and names the buggy one's 
   CliResult crash = run_dsgd("lesson 5 --check " + (tmp / "crash.cpp") + " --lang zh");
   CHECK(crash.exit_code == 1);
   CHECK(crash.out.find("FAIL  R = 2, n = 0: 进程崩溃：信号 11") != std::string::npos);
+}
+
+// The exercises of lessons 3, 4 and 6: each solution passes, each file as handed out fails
+// with what its failures share, and the wrong ways to right values fail with their reasons.
+TEST_CASE("dsgd lesson 3 --check: the handed-out shift deadlocks only above the eager limit",
+          "[lessons]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/03-nonblocking-deadlock/";
+  CliResult good = run_dsgd("lesson 3 --check " + dir + "solution.cpp");
+  INFO(good.out << good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(good.out.find("ok    R = 8: n = 0, 1, 1000, 16384, 262144") != std::string::npos);
+  CliResult given = run_dsgd("lesson 3 --check " + dir + "exercise.cpp");
+  INFO(given.out << given.err);
+  CHECK(given.exit_code == 1);
+  CHECK(given.out.find("  R = 5        ok     ok     ok     ok   FAIL") != std::string::npos);
+  CHECK(given.out.find("FAIL  R = 3, n = 262144: deadlock: every running rank is blocked") !=
+        std::string::npos);
+  CHECK(given.out.find("FAIL  7 of 35 cases failed.") != std::string::npos);
+  CHECK(given.out.find("Only vectors above the eager limit (64 KiB) fail") != std::string::npos);
+
+  dsgd::test::TempDir tmp;
+  std::ofstream(tmp / "backwards.cpp")
+      << "#include <vector>\n#include \"core/comm/communicator.h\"\n"
+         "void shift_right(dsgd::Communicator& c, std::span<float> d) {\n"
+         "  const int R = c.size(), r = c.rank();\n  std::vector<float> in(d.size());\n"
+         "  dsgd::Request s = c.isend(d, (r - 1 + R) % R);\n  c.recv(in, (r + 1) % R);\n"
+         "  c.wait(s);\n  for (size_t i = 0; i < d.size(); ++i) d[i] = in[i];\n}\n";
+  CliResult backwards = run_dsgd("lesson 3 --check " + (tmp / "backwards.cpp"));
+  INFO(backwards.out);
+  CHECK(backwards.out.find("FAIL  R = 3, n = 1: rank 0 element 0 is 200, expected 300; that is "
+                           "the right neighbour's value") != std::string::npos);
+}
+
+TEST_CASE("dsgd lesson 4 --check: a loop over the ranks, a chain and root 0 only are not a tree",
+          "[lessons]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/04-collectives/";
+  CliResult good = run_dsgd("lesson 4 --check " + dir + "solution.cpp");
+  INFO(good.out << good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(good.out.find("               n=0      n=1   n=1000 root=R-1 root=R/2   n=2^18") !=
+        std::string::npos);
+  CliResult given = run_dsgd("lesson 4 --check " + dir + "exercise.cpp");
+  CHECK(given.exit_code == 1);
+  CHECK(given.out.find("FAIL  R = 2, n = 1: rank 1 element 0 is -2, expected 1; it still holds "
+                       "its own starting value: the data never reached it.") != std::string::npos);
+
+  dsgd::test::TempDir tmp;
+  const std::string head =
+      "#include \"core/comm/collectives.h\"\n"
+      "void tree_broadcast(dsgd::Communicator& c, std::span<float> d, "
+      "int root) {\n  const int R = c.size(), rel = (c.rank() - root + R) % R;\n";
+  std::ofstream(tmp / "loop.cpp")
+      << head << "  (void)rel;\n  if (c.rank() != root) { c.recv(d, root); return; }\n"
+      << "  for (int r = 0; r < R; ++r) if (r != root) c.send(d, r);\n}\n";
+  std::ofstream(tmp / "chain.cpp") << head << "  if (rel > 0) c.recv(d, (c.rank() - 1 + R) % R);\n"
+                                   << "  if (rel + 1 < R) c.send(d, (c.rank() + 1) % R);\n}\n";
+  std::ofstream(tmp / "root0.cpp")
+      << head << "  (void)rel;\n  for (int k = 1; k < R; k *= 2) {\n"
+      << "    if (c.rank() < k && c.rank() + k < R) c.send(d, c.rank() + k);\n"
+      << "    else if (c.rank() >= k && c.rank() < 2 * k) c.recv(d, c.rank() - k);\n  }\n}\n";
+  std::ofstream(tmp / "library.cpp") << head << "  (void)rel;\n  dsgd::broadcast(c, d, root);\n}\n";
+  CliResult loop = run_dsgd("lesson 4 --check " + (tmp / "loop.cpp"));
+  INFO(loop.out);
+  CHECK(loop.out.find("ok    R = 3:") != std::string::npos);
+  CHECK(loop.out.find("FAIL  R = 4, n = 0: the values are right, but rank 0 sent 3 messages; in "
+                      "a binomial tree no rank sends more than ceil(log2 R) = 2.") !=
+        std::string::npos);
+  CliResult chain = run_dsgd("lesson 4 --check " + (tmp / "chain.cpp"));
+  INFO(chain.out);
+  CHECK(chain.out.find("FAIL  R = 4, n = 0: the values are right, but the data took 3 hops to "
+                       "reach rank 3") != std::string::npos);
+  CliResult root0 = run_dsgd("lesson 4 --check " + (tmp / "root0.cpp"));
+  INFO(root0.out);
+  CHECK(root0.out.find("FAIL  R = 2, n = 1000, root = 1: rank 0 element 0 is -1") !=
+        std::string::npos);
+  CHECK(root0.out.find("It fails only when the root is not rank 0") != std::string::npos);
+  CliResult library = run_dsgd("lesson 4 --check " + (tmp / "library.cpp"));
+  INFO(library.out);
+  CHECK(library.out.find("FAIL  R = 1, n = 0: rank 0 called dsgd's own broadcast") !=
+        std::string::npos);
+}
+
+TEST_CASE("dsgd lesson 6 --check: average_gradients must divide the sum", "[lessons]") {
+  const std::string dir = std::string(DSGD_SOURCE_DIR) + "/lessons/06-why-synchronise/";
+  CliResult good = run_dsgd("lesson 6 --check " + dir + "solution.cpp --lang zh");
+  INFO(good.out << good.err);
+  CHECK(good.exit_code == 0);
+  CHECK(good.out.find("PASS  所有情形都与参考结果一致。") != std::string::npos);
+  CliResult given = run_dsgd("lesson 6 --check " + dir + "exercise.cpp");
+  CHECK(given.exit_code == 1);
+  CHECK(given.out.find("It fails whenever there are 2 ranks or more: sum the ranks'") !=
+        std::string::npos);
+  dsgd::test::TempDir tmp;
+  std::ofstream(tmp / "sum.cpp") << "#include \"core/comm/collectives.h\"\n"
+                                    "void average_gradients(dsgd::Communicator& c, "
+                                    "std::span<float> g) { dsgd::all_reduce(c, g); }\n";
+  CliResult sum = run_dsgd("lesson 6 --check " + (tmp / "sum.cpp"));
+  INFO(sum.out);
+  CHECK(sum.exit_code == 1);
+  CHECK(sum.out.find("FAIL  R = 2, n = 1: rank 0 element 0 is 3, expected 1.5; that is the sum "
+                     "over the ranks, not the mean: divide by comm.size().") != std::string::npos);
 }
 
 TEST_CASE("dsgd lesson rejects bad arguments with exit code 2", "[lessons]") {

@@ -125,6 +125,7 @@ void lesson_03(LessonContext& ctx) {
     }
   }
 
+  ctx.section("exercise");
   ctx.section("next");
 }
 

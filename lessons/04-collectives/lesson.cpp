@@ -88,6 +88,7 @@ void lesson_04(LessonContext& ctx) {
   barrier(comm);  // dist.barrier()
   ctx.print("{}", ctx.tr("after the barrier", "离开屏障之后"));
 
+  ctx.section("exercise");
   ctx.section("next");
 }
 

@@ -89,6 +89,7 @@ void lesson_06(LessonContext& ctx) {
   ctx.say("{} {:.4f}, {} {:.1f}%", ctx.tr("test loss", "测试损失"), r.test_loss.value_or(0),
           ctx.tr("accuracy", "准确率"), 100 * r.test_accuracy.value_or(0));
 
+  ctx.section("exercise");
   ctx.section("next");
 }
 
