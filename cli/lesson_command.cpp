@@ -110,7 +110,7 @@ sim::RunSpec lesson_defaults(const LessonFlags& f, const LessonInfo& info) {
 }
 
 // A line of the live transcript as the terminal shows it.
-void put_line(Output& out, const lessons::TranscriptLine& line) {
+void put_line(Output& out, const lessons::TranscriptLine& line, Lang lang) {
   using Kind = lessons::TranscriptLine::Kind;
   switch (line.kind) {
     case Kind::section:
@@ -121,7 +121,7 @@ void put_line(Output& out, const lessons::TranscriptLine& line) {
       out.put(line.text + "\n");
       break;
     case Kind::print:
-      out.put(fmt::format("[rank {}] {}\n", line.rank, line.text));
+      out.put(lessons::rank_prefix(line.rank, lang) + line.text + "\n");
       break;
     case Kind::message:
       out.put("  " + line.text + "\n");
@@ -153,7 +153,7 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
           printed != paused_at)
         pause(zh ? fmt::format("下一部分：第 {} 部分", sections)
                  : fmt::format("next: part {}", sections));
-      put_line(out, line);
+      put_line(out, line, lang);
       ++printed;
     }
   };
@@ -217,7 +217,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
 void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
                 const lessons::LessonSettings& settings) {
   sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
-  Recorder recorder;
+  Recorder recorder(settings.lang);
   options.events = &recorder;
   lessons::DataCache data;
   lessons::LessonSettings s = settings;

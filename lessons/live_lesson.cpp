@@ -8,7 +8,8 @@ namespace dsgd::lessons {
 
 LiveLesson::LiveLesson(Options options)
     : options_(std::move(options)),
-      control_(options_.cluster.control ? options_.cluster.control : &own_control_) {
+      control_(options_.cluster.control ? options_.cluster.control : &own_control_),
+      recorder_(options_.settings.lang) {
   LessonSettings& s = options_.settings;
   if (!s.data) s.data = &data_;
   events_.add(&recorder_);

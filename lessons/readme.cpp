@@ -101,7 +101,9 @@ LessonText load_lesson_text(const LessonInfo& info, Lang lang) {
                     path, info.number));
   std::stringstream s;
   s << in.rdbuf();
-  return parse_lesson_text(s.str(), path);
+  LessonText text = parse_lesson_text(s.str(), path);
+  text.lang = lang;
+  return text;
 }
 
 }  // namespace dsgd::lessons

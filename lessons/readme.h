@@ -15,7 +15,8 @@
 namespace dsgd::lessons {
 
 struct LessonText {
-  std::string path;   // the file it came from
+  std::string path;  // the file it came from
+  Lang lang = Lang::en;
   std::string title;  // the `# ` line, without the '#'
   std::string intro;  // text between the title and the first section
   std::vector<std::pair<std::string, std::string>> sections;  // (id, text) in file order

@@ -20,10 +20,10 @@ void StepTranscript::delivered(const sim::StepInfo& m, bool shown) {
   std::lock_guard lock(mutex_);
   ++delivered_[{m.source, m.dest, m.tag}];
   if (shown)
-    lines_.push_back(
-        {.kind = TranscriptLine::Kind::message,
-         .rank = m.source,
-         .text = message_line(m.source, m.dest, m.tag, m.count * sizeof(float), m.preview)});
+    lines_.push_back({.kind = TranscriptLine::Kind::message,
+                      .rank = m.source,
+                      .text = message_line(m.source, m.dest, m.tag, m.count * sizeof(float),
+                                           m.preview, text_.lang)});
   drain_locked();  // the receiver's items that waited for it
 }
 
@@ -115,10 +115,10 @@ void StepTranscript::take_locked(int rank, const LogItem& item) {
       const Sent sent = std::move(it->second.front());
       it->second.pop_front();
       if (sent.shown)
-        lines_.push_back(
-            {.kind = TranscriptLine::Kind::message,
-             .rank = item.peer,
-             .text = message_line(item.peer, rank, item.tag, sent.bytes, sent.preview)});
+        lines_.push_back({.kind = TranscriptLine::Kind::message,
+                          .rank = item.peer,
+                          .text = message_line(item.peer, rank, item.tag, sent.bytes, sent.preview,
+                                               text_.lang)});
       break;
     }
   }

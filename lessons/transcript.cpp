@@ -42,9 +42,11 @@ T get(const std::string& in, size_t& pos) {
 }  // namespace
 
 std::string message_line(int source, int dest, int tag, uint64_t bytes,
-                         std::span<const float> preview) {
+                         std::span<const float> preview, Lang lang) {
+  const bool zh = lang == Lang::zh;
   const CollectiveTag* collective = find_collective_tag(tag);
-  const std::string what = collective ? std::string(collective->label) : fmt::format("tag {}", tag);
+  const std::string what = collective ? std::string(collective->label)
+                                      : fmt::format(fmt::runtime(zh ? "标签 {}" : "tag {}"), tag);
   std::string values;
   const uint64_t count = bytes / sizeof(float);
   if (count == 0) {
@@ -60,10 +62,17 @@ std::string message_line(int source, int dest, int tag, uint64_t bytes,
       values += fmt::format("{:.4g}, ", preview[i]);
     values += "...]";
   }
-  return fmt::format("rank {} -> rank {} · {} · {} bytes · {}", source, dest, what, bytes, values);
+  return fmt::format(fmt::runtime(zh ? "秩 {} -> 秩 {} · {} · {} 字节 · {}"
+                                     : "rank {} -> rank {} · {} · {} bytes · {}"),
+                     source, dest, what, bytes, values);
 }
 
-Recorder::Recorder(int max_ranks) : logs_(max_ranks), cursor_(max_ranks), clock_(max_ranks) {}
+std::string rank_prefix(int rank, Lang lang) {
+  return fmt::format(fmt::runtime(lang == Lang::zh ? "[秩 {}] " : "[rank {}] "), rank);
+}
+
+Recorder::Recorder(Lang lang, int max_ranks)
+    : logs_(max_ranks), cursor_(max_ranks), clock_(max_ranks), lang_(lang) {}
 
 void Recorder::on_event(const Event& e) {
   if (e.kind != EventKind::send_begin && e.kind != EventKind::recv_end) return;
@@ -291,11 +300,12 @@ std::string Recorder::merge_segment_locked(int world, const std::vector<size_t>&
         split_lines(item.text, "", out);
         break;
       case LogItem::Kind::print:
-        split_lines(item.text, fmt::format("[rank {}] ", p.rank), out);
+        split_lines(item.text, rank_prefix(p.rank, lang_), out);
         break;
       case LogItem::Kind::send:
         if (item.shown)
-          out += "  " + message_line(p.rank, item.peer, item.tag, item.bytes, item.preview) + '\n';
+          out += "  " + message_line(p.rank, item.peer, item.tag, item.bytes, item.preview, lang_) +
+                 '\n';
         break;
       case LogItem::Kind::recv:
       case LogItem::Kind::section:

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/events.h"
+#include "lessons/lesson.h"
 
 namespace dsgd::lessons {
 
@@ -32,9 +33,12 @@ struct LogItem {
   std::string text;            // say, print: the line; section: its id
 };
 
-// "rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]"; collectives show their name for the tag.
+// "rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]" ("秩 0 -> 秩 1 · 标签 0 · 8 字节 · ..."
+// in Chinese); collectives show their name for the tag.
 std::string message_line(int source, int dest, int tag, uint64_t bytes,
-                         std::span<const float> preview);
+                         std::span<const float> preview, Lang lang);
+// "[rank 2] " ("[秩 2] "): what starts a line a rank printed.
+std::string rank_prefix(int rank, Lang lang);
 
 // The text of a section, by id (readme.h), as the transcript shows it.
 using SectionText = std::function<std::string(const std::string& id)>;
@@ -43,7 +47,8 @@ using SectionText = std::function<std::string(const std::string& id)>;
 // ranks record from their own threads; one reader takes the merged transcript.
 class Recorder : public EventSink {
  public:
-  explicit Recorder(int max_ranks = 256);
+  // Messages and printed lines in `lang` (message_line, rank_prefix).
+  explicit Recorder(Lang lang = Lang::en, int max_ranks = 256);
 
   void on_event(const Event& event) override;  // keeps send_begin and recv_end
   void add(int rank, LogItem item);
@@ -85,6 +90,7 @@ class Recorder : public EventSink {
   std::vector<RankLog> logs_;
   std::function<void(int, const LogItem&)> live_;
   std::map<std::tuple<int, int, int>, std::deque<bool>> shown_;  // live mode only
+  Lang lang_;
   // Merge state, carried from one take_ready to the next.
   std::vector<size_t> cursor_;
   std::vector<uint64_t> clock_;

@@ -92,9 +92,9 @@ TEST_CASE("a lesson in the GUI advances section by section as messages are stepp
                        [&](const LessonLine& l) { return l.text == line; });
   };
   CHECK(has("rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]"));
-  CHECK(has("Rank 1 has data [1, -1]"));
+  CHECK(has("[rank 1] Rank 1 has data [1, -1]"));
   CHECK(has("rank 1 -> rank 0 · tag 0 · 4 bytes · [1]"));
-  CHECK(has("collected [0, 1]"));
+  CHECK(has("[rank 0] collected [0, 1]"));
   CHECK(s.in_flight.empty());
 
   // Play runs a lesson through without stepping; leaving it for training stops it.

@@ -132,9 +132,12 @@ TEST_CASE("dsgd lesson --lang zh prints the Chinese text beside the same run", "
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("# 第 2 课 · 点对点通信") != std::string::npos);
   CHECK(r.out.find("## 阻塞的 send 和 recv") != std::string::npos);
-  CHECK(r.out.find("rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]") != std::string::npos);
-  CHECK(r.out.find("[rank 1] Rank 1 has data [1, -1]") != std::string::npos);
+  // The run's own lines in Chinese too: messages, the rank before a printed line.
+  CHECK(r.out.find("  秩 0 -> 秩 1 · 标签 0 · 8 字节 · [1, -1]") != std::string::npos);
+  CHECK(r.out.find("[秩 1] Rank 1 has data [1, -1]") != std::string::npos);
+  CHECK(r.out.find("[秩 1] recv(tag=2) -> [20]（来源 0，标签 2）") != std::string::npos);
   CHECK(r.out.find("Blocking send and recv") == std::string::npos);
+  CHECK(r.out.find("rank 0 ->") == std::string::npos);
 }
 
 TEST_CASE("dsgd lesson 2 runs the tutorial's first program", "[lessons]") {
@@ -570,7 +573,7 @@ TEST_CASE("the transcript merge does not depend on the order ranks recorded in",
   std::mt19937 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
     // Record the items in a random interleaving that keeps each rank's own order.
-    Recorder rec(3);
+    Recorder rec(dsgd::lessons::Lang::en, 3);
     std::vector<size_t> next(3, 0);
     std::string partial;
     for (size_t left = 0; true;) {

@@ -57,13 +57,16 @@ std::string lesson_font_text() {
 
 namespace {
 
-LessonLine to_lesson_line(const lessons::TranscriptLine& line) {
+// A printed line starts with its rank ("[rank 2] ", lessons::rank_prefix) in `lang`.
+LessonLine to_lesson_line(const lessons::TranscriptLine& line, lessons::Lang lang) {
   using Kind = lessons::TranscriptLine::Kind;
   const LessonLine::Kind kind = line.kind == Kind::section   ? LessonLine::Kind::section
                                 : line.kind == Kind::print   ? LessonLine::Kind::print
                                 : line.kind == Kind::message ? LessonLine::Kind::message
                                                              : LessonLine::Kind::say;
-  return {.kind = kind, .rank = line.rank, .text = line.text};
+  if (kind != LessonLine::Kind::print) return {.kind = kind, .rank = line.rank, .text = line.text};
+  return {
+      .kind = kind, .rank = line.rank, .text = lessons::rank_prefix(line.rank, lang) + line.text};
 }
 
 }  // namespace
@@ -192,7 +195,7 @@ LessonView LessonSession::view() const {
   v.world = run_->world;
   v.sections_total = static_cast<int>(run_->text.sections.size());
   for (const lessons::TranscriptLine& line : run_->lesson->transcript()->lines())
-    v.lines.push_back(to_lesson_line(line));
+    v.lines.push_back(to_lesson_line(line, run_->lang));
   v.sections_shown =
       static_cast<int>(std::count_if(v.lines.begin(), v.lines.end(), [](const LessonLine& l) {
         return l.kind == LessonLine::Kind::section;

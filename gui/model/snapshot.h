@@ -125,8 +125,9 @@ struct ControlState {
 struct LessonLine {
   enum class Kind : uint8_t { section, say, print, message };
   Kind kind = Kind::say;
-  int rank = 0;      // print, message: the rank (the sender for a message)
-  std::string text;  // section: its README text; message: "rank 0 -> rank 1 · tag 0 · ..."
+  int rank = 0;  // print, message: the rank (the sender for a message)
+  // section: its README text; message: "rank 0 -> rank 1 · tag 0 · ..."; print: "[rank 2] ..."
+  std::string text;
 };
 
 // A lesson of the catalog, for the picker.

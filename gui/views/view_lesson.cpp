@@ -209,7 +209,7 @@ void draw_lesson(const Snapshot& s, Commands& commands) {
         break;
       case LessonLine::Kind::print:
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(pal.dim_text));
-        ImGui::TextWrapped("[rank %d] %s", line.rank, line.text.c_str());
+        ImGui::TextWrapped("%s", line.text.c_str());
         ImGui::PopStyleColor();
         break;
       case LessonLine::Kind::message:

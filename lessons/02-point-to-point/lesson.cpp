@@ -34,8 +34,10 @@ void lesson_02(LessonContext& ctx) {
     std::vector<float> first(1), second(1);
     Status s2 = comm.recv(first, 0, /*tag=*/2);
     Status s1 = comm.recv(second, 0, /*tag=*/1);
-    ctx.print("recv(tag=2) -> {} (source {}, tag {})", format_values(first), s2.source, s2.tag);
-    ctx.print("recv(tag=1) -> {} (source {}, tag {})", format_values(second), s1.source, s1.tag);
+    const char* en = "recv(tag={}) -> {} (source {}, tag {})";
+    const char* zh = "recv(tag={}) -> {}（来源 {}，标签 {}）";
+    ctx.print_tr(en, zh, 2, format_values(first), s2.source, s2.tag);
+    ctx.print_tr(en, zh, 1, format_values(second), s1.source, s1.tag);
   }
 
   ctx.section("collect");

@@ -54,6 +54,11 @@ void run_send_first(LessonContext& ctx, size_t count) {
   } catch (const DeadlockError& e) {
     ctx.say_tr("{} floats each way ({} bytes): DeadlockError: {}",
                "每个方向 {} 个浮点数（{} 字节）：DeadlockError：{}", count, bytes, e.what());
+    if (ctx.lang() == Lang::zh)  // the simulator's errors are in English
+      ctx.say(
+          "（即：两个秩都在 send 里等对方开始接收，因为 {} 字节超过了 65536 字节的 eager "
+          "上限；谁也走不到自己的 recv。）",
+          bytes);
   }
 }
 
@@ -74,6 +79,10 @@ void lesson_03(LessonContext& ctx) {
       ctx.say("(no deadlock?)");
     } catch (const DeadlockError& e) {
       ctx.say("DeadlockError: {}", e.what());
+      if (ctx.lang() == Lang::zh)
+        ctx.say(
+            "（即：每个仍在运行的秩都被阻塞，也没有消息在路上：秩 0 在 recv 里等秩 1，"
+            "秩 1 在 recv 里等秩 0。）");
     }
   }
 
@@ -122,6 +131,10 @@ void lesson_03(LessonContext& ctx) {
       sim::run_cluster(two, never_sent);
     } catch (const TimeoutError& e) {
       ctx.say("TimeoutError: {}", e.what());
+      if (ctx.lang() == Lang::zh)
+        ctx.say(
+            "（即：秩 0 从秩 1 接收（标签 0）时超过了 0.2 秒的截止时间；秩 1 还活着吗？"
+            "它发送了吗？）");
     }
   }
 

@@ -9,11 +9,32 @@
 namespace dsgd::lessons {
 namespace {
 
-// "(dsgd uses: binomial tree)" for op on `floats` floats per rank.
+// algorithm_label() (core/comm/collectives.h) in Chinese.
+const char* algorithm_label_zh(CollectiveOp op, Algorithm a) {
+  switch (a) {
+    case Algorithm::naive:
+      return op == CollectiveOp::all_reduce ? "朴素算法（归约到秩 0，再发回）"
+                                            : "直接收发（根与每个秩之间）";
+    case Algorithm::ring:
+      return op == CollectiveOp::broadcast ? "沿环的链" : "环形";
+    case Algorithm::tree:
+      return op == CollectiveOp::all_reduce ? "二项树归约 + 广播" : "二项树";
+    case Algorithm::halving_doubling:
+      return "递归减半-倍增 (Rabenseifner)";
+    case Algorithm::automatic:
+      return op == CollectiveOp::barrier ? "传播式 (dissemination)" : "自动";
+    case Algorithm::native:
+      return "后端自带";
+  }
+  return "?";
+}
+
+// "broadcast algorithm: binomial tree" for op on `floats` floats per rank.
 void say_algorithm(LessonContext& ctx, CollectiveOp op, size_t floats) {
   const Algorithm a =
       resolve_algorithm(op, Algorithm::automatic, ctx.size(), floats * sizeof(float));
-  ctx.say("{} {}: {}", to_string(op), ctx.tr("algorithm", "算法"), algorithm_label(op, a));
+  ctx.say_tr("{} algorithm: {}", "{} 算法：{}", to_string(op),
+             ctx.lang() == Lang::zh ? algorithm_label_zh(op, a) : algorithm_label(op, a));
 }
 
 }  // namespace

@@ -140,7 +140,8 @@ Layer train_pipeline(LessonContext& ctx, const Dataset& data, int micro) {
     const double loss = pipeline_step(comm, layer, data, sampler.batch(step).indices, micro);
     if (step == 0) first_end = comm.model_s();
     if (comm.rank() == comm.size() - 1 && (step + 1) % 5 == 0)
-      ctx.print("{} {:>2}: loss {:.4f}", ctx.tr("step", "步"), step + 1, loss / kBatch);
+      ctx.print("{} {:>2}: {} {:.4f}", ctx.tr("step", "步"), step + 1, ctx.tr("loss", "损失"),
+                loss / kBatch);
   }
   ctx.show_messages(false);
   ctx.next_group();
