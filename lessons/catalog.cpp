@@ -14,6 +14,7 @@ void lesson_07(LessonContext& ctx);
 void lesson_08(LessonContext& ctx);
 void lesson_09(LessonContext& ctx);
 void lesson_10(LessonContext& ctx);
+void lesson_11(LessonContext& ctx);
 
 std::vector<LessonInfo> lesson_catalog() {
   return {
@@ -57,6 +58,7 @@ std::vector<LessonInfo> lesson_catalog() {
        .run = lesson_10,
        .default_nodes = 4,
        .min_nodes = 2},
+      {.number = 11, .dir = "11-launching", .run = lesson_11, .default_nodes = 3},
   };
 }
 
