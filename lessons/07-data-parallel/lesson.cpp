@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/train/trainer.h"
+#include "lessons/cluster_runs.h"
 #include "lessons/lesson.h"
 #include "lessons/training.h"
 #include "sim/cluster.h"
@@ -21,39 +22,6 @@ TrainConfig lesson_config(uint64_t seed) {
   config.eval_every = 8;
   config.seed = seed;
   return config;
-}
-
-std::vector<float> flat(const std::vector<NamedTensor>& params) {
-  std::vector<float> out;
-  for (const NamedTensor& t : params)
-    out.insert(out.end(), t.tensor.span().begin(), t.tensor.span().end());
-  return out;
-}
-
-// Model seconds per training step of `config` on `world` simulated nodes over `link`.
-double step_model_s(const Dataset& data, TrainConfig config, int world, double alpha_s,
-                    double bandwidth_Bps) {
-  config.steps = 3;
-  config.eval_every = 0;
-  sim::ClusterOptions options;
-  options.nodes = world;
-  options.network.link.latency_s = alpha_s;
-  options.network.link.bandwidth_Bps = bandwidth_Bps;
-  // Model time does not depend on how fast the network clock runs: let it run fast.
-  sim::SimControl control;
-  control.set_speed(50);
-  options.control = &control;
-  double t1 = 0, t2 = 0;
-  sim::run_cluster(options, [&](Communicator& comm) {
-    TrainHooks hooks;
-    if (comm.rank() == 0)
-      hooks.on_step = [&](const StepMetrics& m) {
-        if (m.step == 1) t1 = comm.model_s();
-        if (m.step == 2) t2 = comm.model_s();
-      };
-    train(comm, data, config, nullptr, hooks);
-  });
-  return t2 - t1;
 }
 
 }  // namespace
@@ -89,7 +57,7 @@ void lesson_07(LessonContext& ctx) {
   if (comm.rank() == 0) {
     TrainResult single;
     sim::run_cluster({.nodes = 1}, [&](Communicator& one) { single = train(one, data, config); });
-    const std::vector<float> a = flat(result.params), b = flat(single.params);
+    const std::vector<float> a = flat_params(result.params), b = flat_params(single.params);
     double diff = 0;
     for (size_t i = 0; i < a.size(); ++i)
       diff = std::max(diff, double(std::abs(a[i] - b[i])));
@@ -116,7 +84,11 @@ void lesson_07(LessonContext& ctx) {
           fmt::format("  {:>5g}ms {:>5g}Gb/s |", l.alpha_s * 1e3, l.bandwidth_Bps * 8 / 1e9);
       double base = 0;
       for (int w : worlds) {
-        const double t = step_model_s(data, big, w, l.alpha_s, l.bandwidth_Bps);
+        sim::ClusterOptions options;
+        options.nodes = w;
+        options.network.link.latency_s = l.alpha_s;
+        options.network.link.bandwidth_Bps = l.bandwidth_Bps;
+        const double t = step_model_s(data, big, options);
         if (w == 1) base = t;
         row += fmt::format(" {:>7.2f} ms {:>4.1f}x", t * 1e3, base / t);
       }

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/train/trainer.h"
+#include "lessons/cluster_runs.h"
 #include "lessons/lesson.h"
 #include "lessons/training.h"
 #include "sim/cluster.h"
@@ -26,13 +27,6 @@ TrainConfig lesson_config(uint64_t seed, int64_t steps) {
   return config;
 }
 
-std::vector<float> flat(const std::vector<NamedTensor>& params) {
-  std::vector<float> out;
-  for (const NamedTensor& t : params)
-    out.insert(out.end(), t.tensor.span().begin(), t.tensor.span().end());
-  return out;
-}
-
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double d = 0;
   for (size_t i = 0; i < a.size(); ++i)
@@ -40,22 +34,12 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return d;
 }
 
-// Model seconds per step (between the hooks of steps 1 and 3) with rank R-1 slowed.
-double step_model_s(const Dataset& data, uint64_t seed, int world, double slowdown) {
+// Model seconds per step with rank R-1 slowed `slowdown` times.
+double straggler_step_s(const Dataset& data, uint64_t seed, int world, double slowdown) {
   sim::ClusterOptions options;
   options.nodes = world;
   options.node_overrides[world - 1].straggler = slowdown;
-  double t1 = 0, t3 = 0;
-  sim::run_cluster(options, [&](Communicator& comm) {
-    TrainHooks hooks;
-    if (comm.rank() == 0)
-      hooks.on_step = [&](const StepMetrics& m) {
-        if (m.step == 1) t1 = comm.model_s();
-        if (m.step == 3) t3 = comm.model_s();
-      };
-    train(comm, data, lesson_config(seed, 4), nullptr, hooks);
-  });
-  return (t3 - t1) / 2;
+  return step_model_s(data, lesson_config(seed, 3), options);
 }
 
 // Trains on a cluster of `world` nodes; returns rank 0's result. `resume` continues from a
@@ -100,7 +84,7 @@ void say_result(LessonContext& ctx, const char* en, const char* zh, const TrainR
 
 // "identical, bit for bit" when every float has the same bits, else describe_difference.
 std::string compare_params(const TrainResult& a, const TrainResult& b, Lang lang) {
-  const std::vector<float> x = flat(a.params), y = flat(b.params);
+  const std::vector<float> x = flat_params(a.params), y = flat_params(b.params);
   if (x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0)
     return lang == Lang::zh ? "逐位完全相同" : "identical, bit for bit";
   return describe_difference(max_abs_diff(x, y), lang);
@@ -150,7 +134,7 @@ void lesson_09(LessonContext& ctx) {
   ctx.section("straggler");
   if (comm.rank() == 0) {
     for (double slowdown : {1.0, 2.0, 4.0}) {
-      const double t = step_model_s(data, ctx.seed(), world, slowdown);
+      const double t = straggler_step_s(data, ctx.seed(), world, slowdown);
       ctx.say_tr("rank {} computes {:g}x as long: {:.3f} ms per step",
                  "秩 {} 的计算时间 ×{:g}：每步 {:.3f} ms", world - 1, slowdown, t * 1e3);
     }
