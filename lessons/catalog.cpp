@@ -15,6 +15,7 @@ void lesson_08(LessonContext& ctx);
 void lesson_09(LessonContext& ctx);
 void lesson_10(LessonContext& ctx);
 void lesson_11(LessonContext& ctx);
+void lesson_12(LessonContext& ctx);
 
 std::vector<LessonInfo> lesson_catalog() {
   return {
@@ -58,7 +59,12 @@ std::vector<LessonInfo> lesson_catalog() {
        .run = lesson_10,
        .default_nodes = 4,
        .min_nodes = 2},
-      {.number = 11, .dir = "11-launching", .run = lesson_11, .default_nodes = 3},
+      {.number = 11, .dir = "11-launching", .run = lesson_11, .default_nodes = 3, .min_nodes = 2},
+      {.number = 12,
+       .dir = "12-pros-and-cons",
+       .run = lesson_12,
+       .default_nodes = 4,
+       .min_nodes = 2},
   };
 }
 

@@ -103,6 +103,7 @@ LESSON_GOLDEN_TEST(8)
 LESSON_GOLDEN_TEST(9)
 LESSON_GOLDEN_TEST(10)
 LESSON_GOLDEN_TEST(11)
+LESSON_GOLDEN_TEST(12)
 
 TEST_CASE("lesson transcripts are the same from run to run", "[lessons]") {
   CliResult a = run_dsgd("lesson 4 --nodes 5 --auto");

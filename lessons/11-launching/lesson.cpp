@@ -102,7 +102,7 @@ void show_outcomes(LessonContext& ctx, const std::vector<NodeOutcome>& nodes) {
 }  // namespace
 
 void lesson_11(LessonContext& ctx) {
-  const int world = ctx.size() < 2 ? 3 : ctx.size();
+  const int world = ctx.size();
   using namespace std::chrono_literals;
   ctx.section("rendezvous");
   if (ctx.rank() == 0) {
