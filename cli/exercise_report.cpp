@@ -26,7 +26,7 @@ void put(const std::string& text, FILE* to = stdout) {
 ExerciseResult grade(const lessons::ExerciseSpec& spec, const std::string& source,
                      const CheckOptions& o, FILE* report) {
   lessons::ExerciseOptions options{
-      .source = source, .lang = o.lang, .memory_bytes = o.memory_bytes};
+      .source = source, .lang = o.lang, .max_ranks = o.max_ranks, .memory_bytes = o.memory_bytes};
   if (const char* cxx = std::getenv("CXX"); cxx && *cxx) options.compiler = cxx;
   return lessons::grade_exercise(spec, options, [report](const std::string& line) {
     if (report) put(line + "\n", report);

@@ -18,6 +18,7 @@ namespace dsgd::cli {
 struct CheckOptions {
   bool json = false;
   uint64_t memory_bytes = uint64_t{4} << 30;  // each case's (lessons::ExerciseOptions)
+  int max_ranks = 8;                          // the most ranks a case runs on
   lessons::Lang lang = lessons::Lang::en;
 };
 

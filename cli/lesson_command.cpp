@@ -265,6 +265,10 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
   cmd->add_flag("--json", f.json, "With --check: the results as JSON");
   cmd->add_option("--check-memory", f.check_memory,
                   "With --check: the memory each case may use (default 4G; 0: no limit)");
+  cmd->add_option("--check-ranks", f.check_ranks,
+                  "With --check: run the cases on up to this many ranks (default 8), for a "
+                  "quicker first check")
+      ->check(sim::integer_at_least(1, "the most ranks a case runs on"));
   cmd->add_option("--seed", f.seed, "Seed of the lesson's data and models")
       ->capture_default_str()
       ->check(sim::integer_at_least(0, "the seed of the lesson's data and models"));
@@ -288,6 +292,7 @@ int run_lesson(const LessonFlags& f) {
     return check_exercise(*info.exercise, f.check,
                           {.json = f.json,
                            .memory_bytes = sim::parse_size_bytes(f.check_memory, "--check-memory"),
+                           .max_ranks = f.check_ranks,
                            .lang = settings.lang});
   }
   if (f.json) throw UsageError("--json goes with --check (dsgd lesson 5 --check FILE --json)");

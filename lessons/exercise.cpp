@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -80,16 +81,16 @@ std::string values_problem(const ExerciseSpec& spec, const std::vector<std::vect
   for (int r = 0; r < c.world; ++r)
     for (size_t i = 0; i < data[r].size(); ++i) {
       const float want = spec.expected(c.world, c.root, r, i), got = data[r][i];
-      if (got == want) continue;
+      if (got == want || std::abs(got - want) <= spec.tolerance * std::abs(want)) continue;
       std::string why =
           spec.explain_value ? spec.explain_value(c.world, c.root, r, i, got, lang) : std::string();
       if (got == spec.start(c.world, c.root, r, i) && why.empty())
         why = lang == Lang::zh ? "它仍是该秩自己的初始值"
                                : "it still holds the rank's own starting value";
-      return lang == Lang::zh ? fmt::format("秩 {} 的第 {} 个元素是 {:g}，应为 {:g}{}。", r, i, got,
-                                            want, why.empty() ? "" : "；" + why)
-                              : fmt::format("rank {} element {} is {:g}, expected {:g}{}.", r, i,
-                                            got, want, why.empty() ? "" : "; " + why);
+      return lang == Lang::zh ? fmt::format("秩 {} 的第 {} 个元素是 {:.9g}，应为 {:.9g}{}。", r, i,
+                                            got, want, why.empty() ? "" : "；" + why)
+                              : fmt::format("rank {} element {} is {:.9g}, expected {:.9g}{}.", r,
+                                            i, got, want, why.empty() ? "" : "; " + why);
     }
   return "";
 }
@@ -105,6 +106,7 @@ std::string run_case(const ExerciseSpec& spec, Entry entry, const ExerciseCase& 
     options.nodes = c.world;
     options.timeout = timeout;
     options.events = &events;
+    options.node.guard_sends = true;  // a send's buffer is the sender's again only after wait
     sim::run_cluster(options, [&](Communicator& comm) {
       std::vector<float>& mine = data[comm.rank()];
       for (size_t i = 0; i < c.n; ++i)
@@ -242,7 +244,9 @@ std::vector<ExerciseCase> run_row(const ExerciseSpec& spec, Entry entry, int wor
     if (fresh) {
       run_case_isolated(spec, entry, it->second, o);
       all.push_back(it->second);
-      if (it->second.passed) sizes += fmt::format("{}{}", sizes.empty() ? "" : ", ", c.n);
+      if (it->second.passed)
+        sizes += fmt::format("{}{}{}", sizes.empty() ? "" : ", ", c.n,
+                             c.root != 0 ? fmt::format(" (root {})", c.root) : "");
     }
     row.push_back(it->second);
     if (!it->second.passed && !first_failure) first_failure = &it->second;
@@ -284,7 +288,9 @@ void print_grid(const ExerciseSpec& spec, const ExerciseGrid& grid, const Report
 bool run_cases(const ExerciseSpec& spec, Entry entry, const ExerciseOptions& o, const Report& out,
                std::vector<ExerciseCase>& all) {
   const bool zh = o.lang == Lang::zh;
-  const int max_ranks = o.max_ranks > 0 ? std::min(o.max_ranks, spec.max_ranks) : spec.max_ranks;
+  // At least the spec's fewest ranks, so that some case runs.
+  const int max_ranks =
+      o.max_ranks > 0 ? std::clamp(o.max_ranks, spec.min_ranks, spec.max_ranks) : spec.max_ranks;
   ExerciseGrid grid;
   std::string last_hint;
   for (int world = spec.min_ranks; world <= max_ranks; ++world)

@@ -24,7 +24,7 @@ struct ExerciseOptions {
   std::string compiler;     // empty: the compiler dsgd was built with
   std::string include_dir;  // empty: data_dir()/include (core/io/data_dir.h)
   Lang lang = Lang::en;
-  int max_ranks = 0;                             // 0: the spec's; else at most this many ranks
+  int max_ranks = 0;  // 0: the spec's; else at most this many (at least the spec's fewest)
   std::chrono::milliseconds call_timeout{5000};  // deadline of each blocking call
   std::chrono::seconds case_timeout{60};         // a case running longer is killed
   // A case's process may use this much memory (address space) and case_timeout of CPU

@@ -58,6 +58,9 @@ struct ExerciseSpec {
   // What rank `rank` of `world` holds at i before the call, and must hold after it.
   float (*start)(int world, int root, int rank, size_t i) = nullptr;
   float (*expected)(int world, int root, int rank, size_t i) = nullptr;
+  // How far a value may be from `expected`, relative to it: 0 (exact) where the values are
+  // small integers that any order of additions sums exactly; more where the order may round.
+  float tolerance = 0;
   // Optional: what a wrong value `got` suggests, as a sentence; "" for nothing.
   std::string (*explain_value)(int world, int root, int rank, size_t i, float got,
                                Lang lang) = nullptr;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 
@@ -45,7 +46,20 @@ Event retransmit_note(int dst, int tag, int retransmits) {
 
 class SimRequest final : public RequestImpl {
  public:
-  SimRequest(SimNode& node, std::shared_ptr<OpState> op) : node_(node), op_(std::move(op)) {}
+  // A send's request keeps its buffer and CRC32C (NodeOptions::guard_sends).
+  struct Guard {
+    std::span<const float> data;
+    uint32_t crc = 0;
+  };
+  SimRequest(SimNode& node, std::shared_ptr<OpState> op, std::optional<Guard> guard = {})
+      : node_(node), op_(std::move(op)), guard_(guard) {}
+  ~SimRequest() override {
+    if (guard_ && !finished_ && node_.unwaited_send_.empty())
+      node_.unwaited_send_ = fmt::format(
+          "rank {}: its isend to rank {} ({}) was never waited for; wait for every request "
+          "(MPI: MPI_Wait), or the buffer may be reused while the message is sent",
+          node_.rank(), op_->peer, tag_text(op_->tag));
+  }
 
   Status wait_until(Clock::time_point deadline) override {
     if (!node_.mailbox_.wait_until(op_, deadline)) {
@@ -64,7 +78,15 @@ class SimRequest final : public RequestImpl {
 
  private:
   Status finish() {
+    finished_ = true;
     Status status = Mailbox::result(*op_);  // throws the stored error
+    if (guard_ && crc32c(guard_->data.data(), guard_->data.size_bytes()) != guard_->crc)
+      throw CommError(
+          fmt::format("rank {}: the buffer of its isend to rank {} ({}) changed before the "
+                      "send's wait returned; MPI leaves such a message undefined: write to the "
+                      "buffer only after wait (a receive into it counts)",
+                      node_.rank(), op_->peer, tag_text(op_->tag)),
+          node_.rank());
     // A send above the eager limit ended when it was matched; a receive that matched one
     // tells its sender now, before this thread goes on to compute.
     node_.model_now_s_ = std::max(node_.model_now_s_, op_->is_recv ? 0.0 : op_->model_s);
@@ -117,6 +139,8 @@ class SimRequest final : public RequestImpl {
   SimNode& node_;
   std::shared_ptr<OpState> op_;
   bool reported_ = false;
+  std::optional<Guard> guard_;
+  bool finished_ = false;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -226,6 +250,16 @@ double SimNode::net_now_s() const {
 // Point-to-point
 // ---------------------------------------------------------------------------------------
 
+Request SimNode::send_request(std::shared_ptr<OpState> op, std::span<const float> data) {
+  std::optional<SimRequest::Guard> guard;
+  if (options_.guard_sends) guard = SimRequest::Guard{data, crc32c(data.data(), data.size_bytes())};
+  return Request(std::make_shared<SimRequest>(*this, std::move(op), guard), timeout());
+}
+
+void SimNode::check_sends() const {
+  if (!unwaited_send_.empty()) throw CommError(unwaited_send_, rank_);
+}
+
 Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   check_crash_time();
   mailbox_.check_can_send(dst);
@@ -255,10 +289,9 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                              .visible_net_s = net_now,
                              .model_s = model_now_s_});
     mailbox_.complete(op);
-    return Request(std::make_shared<SimRequest>(*this, op), timeout());
+    return send_request(op, data);
   }
-  if (!peer.lost && !has_link(dst) && !open_link(dst, op))
-    return Request(std::make_shared<SimRequest>(*this, op), timeout());
+  if (!peer.lost && !has_link(dst) && !open_link(dst, op)) return send_request(op, data);
   Network::Arrival arrival =
       network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
@@ -279,7 +312,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   if (peer.lost) {
     mailbox_.complete(op, std::make_exception_ptr(CommError(
                               fmt::format("rank {}: no connection to rank {}", rank_, dst), dst)));
-    return Request(std::make_shared<SimRequest>(*this, op), timeout());
+    return send_request(op, data);
   }
   // Queued with the caller's buffer and written at once as far as the socket takes it; only
   // an eager send the socket did not take whole is copied.
@@ -301,7 +334,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   // stamping the message (checksum, system call, copy) does not delay its next send either,
   // as with scheduler lag (a root sending to 15 ranks would otherwise stamp the last late).
   lag_s_ = std::min(kMaxLagS, lag_s_ + (clock_.now_s() - stamped_at));
-  return Request(std::make_shared<SimRequest>(*this, op), timeout());
+  return send_request(op, data);
 }
 
 Request SimNode::do_irecv(std::span<float> data, int src, int tag) {

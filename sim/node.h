@@ -54,6 +54,10 @@ struct NodeOptions {
   std::optional<double> crash_at_s;      // ... or at this network-clock time
   // Where peers connect: loopback unless `dsgd node --listen` asks for more.
   std::string listen_address = "127.0.0.1";
+  // The exercise checker's rules of non-blocking sends, which MPI states and does not
+  // check: a send's buffer must not change before its wait returns (checked by its CRC32C
+  // at the wait: CommError), and every isend must be waited for (check_sends()).
+  bool guard_sends = false;
 };
 
 class LoopbackHub;
@@ -131,6 +135,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   size_t eager_bytes() const { return options_.eager_bytes; }
   // Rank thread: writes until every queued frame is in the kernel (or the deadline).
   void flush(Clock::time_point deadline);
+  // With NodeOptions::guard_sends, after the node function: CommError naming the first send
+  // whose request was dropped without a wait.
+  void check_sends() const;
   // Any thread: fails every pending and future operation with `reason` and shuts every
   // connection down (peers see EOF).
   void abort(const std::string& reason);
@@ -145,6 +152,8 @@ class SimNode final : public Communicator, private MailboxDriver {
 
  private:
   friend class SimRequest;
+  Request send_request(std::shared_ptr<OpState> op, std::span<const float> data);
+  std::string unwaited_send_;  // NodeOptions::guard_sends: the first send never waited for
   static constexpr size_t kStageBytes = 64 * 1024;  // one read of small frames
   struct OutFrame {
     HeaderBytes header;

@@ -20,6 +20,7 @@ std::unique_ptr<SimNode> make_node(const ClusterOptions& options, int rank, Netw
 bool run_node_function(SimNode& node, const NodeFunction& fn, std::chrono::milliseconds timeout) {
   try {
     fn(node);
+    node.check_sends();
     node.flush(Clock::now() + timeout);
   } catch (const NodeCrashed&) {
     node.crash();  // peers see the connections drop, as with a dead process

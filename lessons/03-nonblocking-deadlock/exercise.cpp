@@ -10,7 +10,9 @@
 // send: the checker's vector of 2^18 floats (1 MiB) deadlocks, as it would under Open MPI.
 // Make it work for every size without changing what it computes. Three ways (lesson 3):
 // post the receive first with irecv; or send with isend, receive, then wait; or let even
-// ranks send first and odd ranks receive first.
+// ranks send first and odd ranks receive first. With isend, `data` belongs to the send until
+// its wait returns: receive into another buffer, and wait for every request. The checker
+// fails a send whose buffer changed before its wait, or that was never waited for.
 #include <algorithm>
 #include <span>
 #include <vector>

@@ -23,6 +23,15 @@ float sum(int world, int, int, size_t i) {
   return static_cast<float>(world * (world + 1) / 2 * (1 + static_cast<int>(i % 7)));
 }
 
+// A value between the rank's own and the full sum: some ranks' shares are missing.
+std::string explain_value(int world, int root, int rank, size_t i, float got, Lang lang) {
+  if (got == start(world, root, rank, i) || got <= 0 || got >= sum(world, root, rank, i)) return "";
+  return lang == Lang::zh ? "这是部分和：有些秩的份额没有加进来；检查全收集每一步发送的块"
+                            "（r + 1 - s）是否是已完成的那一块"
+                          : "that is a partial sum: some ranks' shares are missing; check that "
+                            "each all-gather step sends a finished chunk (r + 1 - s)";
+}
+
 // The most bytes a rank of a ring all-reduce of n floats on R ranks sends.
 size_t ring_bytes_per_rank(int world, size_t n) {
   if (world <= 1) return 0;
@@ -138,6 +147,7 @@ const ExerciseSpec& ring_all_reduce_exercise() {
       .intro_zh = "与精确的和比较：每个秩开始时 data[i] = (rank + 1) * (1 + i % 7)。",
       .start = start,
       .expected = sum,
+      .explain_value = explain_value,
       .pattern = pattern,
       .case_hint = case_hint,
       .grid_hint = grid_hint,

@@ -25,8 +25,9 @@ float mean(int world, int, int, size_t i) {
 std::string explain_value(int world, int, int, size_t i, float got, Lang lang) {
   const bool zh = lang == Lang::zh;
   if (got == sum(world, i))
-    return zh ? "这是所有秩的和，不是平均：再除以 comm.size()"
-              : "that is the sum over the ranks, not the mean: divide by comm.size()";
+    return zh ? "这是所有秩的和，不是平均：每个秩都要再除以 comm.size()"
+              : "that is the sum over the ranks, not the mean: every rank must divide by "
+                "comm.size()";
   if (got == sum(world, i) / static_cast<float>(world * world))
     return zh ? "除了两次 comm.size()" : "that is divided by comm.size() twice";
   return "";
@@ -60,6 +61,7 @@ const ExerciseSpec& average_gradients_exercise() {
       .intro_zh = "与精确的平均值比较：秩 r 的梯度为 grads[i] = (r + 1) * (1 + i % 7)。",
       .start = start,
       .expected = mean,
+      .tolerance = 1e-5f,  // dividing before the sum rounds each term
       .explain_value = explain_value,
       .grid_hint = grid_hint,
   };

@@ -69,9 +69,11 @@ void show_straggler(LessonContext& ctx, const Dataset& data, const TrainConfig& 
   sim::ClusterOptions options = cluster(world, kFastLatency, kFastBandwidth);
   options.node_overrides[world - 1].straggler = 3;
   const double slowed = step_model_s(data, config, options);
-  ctx.say_tr("{} nodes: {:.2f} ms per step; with rank {} 3x slower: {:.2f} ms for every rank",
-             "{} 个节点：每步 {:.2f} ms；秩 {} 慢 3 倍时：每个秩都要 {:.2f} ms", world, even * 1e3,
-             world - 1, slowed * 1e3);
+  ctx.say_tr(
+      "{} nodes: {:.2f} ms per step; when rank {} computes 3 times as slowly: {:.2f} ms "
+      "for every rank",
+      "{} 个节点：每步 {:.2f} ms；秩 {} 的计算慢到 3 倍时：每个秩都要 {:.2f} ms", world, even * 1e3,
+      world - 1, slowed * 1e3);
 }
 
 // R nodes; rank 1 dies as step 3 begins.
@@ -86,9 +88,8 @@ void show_crash(LessonContext& ctx, const Dataset& data, TrainConfig config, int
     error = e;
   }
   if (error)
-    ctx.say_tr("rank 1 died at step 3 of 10: the other {} stopped too (CommError, exit code 3)",
-               "秩 1 在第 3 步（共 10 步）时死去：其余 {} 个秩也都停了下来（CommError，退出码 3）",
-               world - 1);
+    ctx.say_tr("rank 1 died at step 3 of 10: every other rank stopped too (CommError, exit code 3)",
+               "秩 1 在第 3 步（共 10 步）时死去：其余的秩也都停了下来（CommError，退出码 3）");
   else
     ctx.say("(the run went on?)");
 }
@@ -108,7 +109,7 @@ void show_memory(LessonContext& ctx, const TrainConfig& config) {
   ctx.say_tr(
       "{}: {} parameters on every rank (data parallel); at most {} ({:.0f}%) on a rank "
       "with one layer per rank (model parallel, {} ranks)",
-      "{0}：数据并行时每个秩都有全部 {1} 个参数；模型并行、每个秩一层时（{4} 个秩），"
+      "{0}：数据并行时每个秩都有全部 {1} 个参数；模型并行、每个秩一层时（{4} 层分在 {4} 个秩上），"
       "一个秩最多 {2} 个（{3:.0f}%）",
       config.model.str(), total, largest_layer, 100.0 * largest_layer / total, sizes.size() - 1);
 }
