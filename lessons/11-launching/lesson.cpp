@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/comm/collectives.h"
 #include "lessons/lesson.h"
 #include "sim/node_process.h"
@@ -78,24 +80,27 @@ std::vector<NodeOutcome> launch(const Launch& l) {
   return out;
 }
 
-// What a node's error (from sim, in English) says, in Chinese.
-std::string gloss_zh(const std::string& error) {
+// What a node's error (from sim, in English) says, in Chinese; the last of `world` ranks is
+// the one missing or refused.
+std::string gloss_zh(const std::string& error, int world) {
   if (error.find("refused this node") != std::string::npos)
     return "（即：秩 0 拒绝了这个节点——它的令牌与本作业的不同。）";
-  if (error.find("did not join") != std::string::npos)
-    return "（即：有一个秩没有在截止时间内加入会合；每个秩都要用相同的 --rendezvous、--world 和 "
-           "--token 启动。）";
-  return "";
+  if (error.find("did not join") == std::string::npos) return "";
+  return fmt::format(
+      "（即：秩 {} 没有在截止时间内加入会合{}；每个秩都要用相同的 --rendezvous、--world 和 "
+      "--token 启动。）",
+      world - 1, error.find("rank 0 gave up") != std::string::npos ? "，秩 0 已放弃等待" : "");
 }
 
-void show_outcomes(LessonContext& ctx, const std::vector<NodeOutcome>& nodes) {
+void show_outcomes(LessonContext& ctx, const std::vector<NodeOutcome>& nodes, int world) {
   for (size_t r = 0; r < nodes.size(); ++r) {
     if (nodes[r].error.empty())
       ctx.say_tr("node {}: joined; all_reduce of the ranks' numbers: {:g}",
                  "节点 {}：已加入；各秩编号的全归约：{:g}", r, nodes[r].sum);
     else
       ctx.say_tr("node {}: {}", "节点 {}：{}", r, nodes[r].error);
-    if (ctx.lang() == Lang::zh && !nodes[r].error.empty()) ctx.say("{}", gloss_zh(nodes[r].error));
+    if (ctx.lang() == Lang::zh && !nodes[r].error.empty())
+      ctx.say("{}", gloss_zh(nodes[r].error, world));
   }
 }
 
@@ -107,19 +112,19 @@ void lesson_11(LessonContext& ctx) {
   ctx.section("rendezvous");
   if (ctx.rank() == 0) {
     ctx.say("WORLD_SIZE = {}, MASTER_ADDR = 127.0.0.1", world);
-    show_outcomes(ctx,
-                  launch({.world = world, .tokens = std::vector<std::string>(world, "sesame")}));
+    show_outcomes(
+        ctx, launch({.world = world, .tokens = std::vector<std::string>(world, "sesame")}), world);
   }
   ctx.section("missing");
   if (ctx.rank() == 0) {
     std::vector<std::string> tokens(world - 1, "sesame");  // the last rank never starts
-    show_outcomes(ctx, launch({.world = world, .tokens = tokens, .timeout = 2s}));
+    show_outcomes(ctx, launch({.world = world, .tokens = tokens, .timeout = 2s}), world);
   }
   ctx.section("token");
   if (ctx.rank() == 0) {
     std::vector<std::string> tokens(world, "sesame");
     tokens.back() = "open";  // another job's node, or a stranger
-    show_outcomes(ctx, launch({.world = world, .tokens = tokens, .timeout = 2s}));
+    show_outcomes(ctx, launch({.world = world, .tokens = tokens, .timeout = 2s}), world);
   }
   ctx.section("mapping");
   ctx.section("cluster");
