@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
