@@ -23,7 +23,7 @@ struct LessonFlags {
   std::string check;                // a file, or a folder of them
   bool json = false;                // --check's results as JSON
   std::string check_memory = "4G";  // each case's memory limit
-  int check_ranks = 8;               // the most ranks a case runs on
+  int check_ranks = 8;              // the most ranks a case runs on
   uint64_t seed = 1;
   sim::RunFlags run;  // --backend and the cluster flags
 };
