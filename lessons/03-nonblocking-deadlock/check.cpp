@@ -72,11 +72,11 @@ const ExerciseSpec& ring_shift_exercise() {
       .function = "shift_right",
       .signature = "void shift_right(dsgd::Communicator& comm, std::span<float> data)",
       .min_ranks = 2,
-      .columns = {{"n=0", [](int) { return size_t{0}; }},
-                  {"n=1", [](int) { return size_t{1}; }},
-                  {"n=1000", [](int) { return size_t{1000}; }},
-                  {"n=2^14", [](int) { return kAtLimit; }},
-                  {"n=2^18", [](int) { return kLarge; }}},
+      .columns = {{"n=0", fixed_size<0>},
+                  {"n=1", fixed_size<1>},
+                  {"n=1000", fixed_size<1000>},
+                  {"n=2^14", fixed_size<kAtLimit>},
+                  {"n=2^18", fixed_size<kLarge>}},
       .intro_en =
           "Checking that every rank ends with its left neighbour's values; rank r starts "
           "with data[i] = 100 (r + 1) + i % 7.",

@@ -134,12 +134,12 @@ const ExerciseSpec& tree_broadcast_exercise() {
       .dir = "04-collectives",
       .function = "tree_broadcast",
       .signature = "void tree_broadcast(dsgd::Communicator& comm, std::span<float> data, int root)",
-      .columns = {{"n=0", [](int) { return size_t{0}; }},
-                  {"n=1", [](int) { return size_t{1}; }},
-                  {"n=1000", [](int) { return size_t{1000}; }},
-                  {"root=R-1", [](int) { return size_t{1000}; }, [](int w) { return w - 1; }},
-                  {"root=R/2", [](int) { return size_t{1000}; }, [](int w) { return w / 2; }},
-                  {"n=2^18", [](int) { return kLarge; }}},
+      .columns = {{"n=0", fixed_size<0>},
+                  {"n=1", fixed_size<1>},
+                  {"n=1000", fixed_size<1000>},
+                  {"root=R-1", fixed_size<1000>, [](int w) { return w - 1; }},
+                  {"root=R/2", fixed_size<1000>, [](int w) { return w / 2; }},
+                  {"n=2^18", fixed_size<kLarge>}},
       .intro_en =
           "Checking that every rank ends with the root's values; the root starts with "
           "data[i] = (root + 1) * (1 + i % 7), rank r with -(r + 1).",

@@ -135,12 +135,12 @@ const ExerciseSpec& ring_all_reduce_exercise() {
       .dir = "05-own-allreduce",
       .function = "my_all_reduce",
       .signature = "void my_all_reduce(dsgd::Communicator& comm, std::span<float> data)",
-      .columns = {{"n=0", [](int) { return size_t{0}; }},
-                  {"n=1", [](int) { return size_t{1}; }},
+      .columns = {{"n=0", fixed_size<0>},
+                  {"n=1", fixed_size<1>},
                   {"n=R-1", [](int w) { return static_cast<size_t>(w - 1); }},
                   {"n=R+1", [](int w) { return static_cast<size_t>(w + 1); }},
-                  {"n=1000", [](int) { return size_t{1000}; }},
-                  {"n=2^18", [](int) { return kLarge; }}},
+                  {"n=1000", fixed_size<1000>},
+                  {"n=2^18", fixed_size<kLarge>}},
       .intro_en =
           "Checking against the exact sum; rank r starts with data[i] = (r + 1) * (1 + i "
           "% 7).",

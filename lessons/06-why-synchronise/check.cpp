@@ -51,10 +51,10 @@ const ExerciseSpec& average_gradients_exercise() {
       .dir = "06-why-synchronise",
       .function = "average_gradients",
       .signature = "void average_gradients(dsgd::Communicator& comm, std::span<float> grads)",
-      .columns = {{"n=0", [](int) { return size_t{0}; }},
-                  {"n=1", [](int) { return size_t{1}; }},
-                  {"n=1000", [](int) { return size_t{1000}; }},
-                  {"n=2^18", [](int) { return size_t{1} << 18; }}},
+      .columns = {{"n=0", fixed_size<0>},
+                  {"n=1", fixed_size<1>},
+                  {"n=1000", fixed_size<1000>},
+                  {"n=2^18", fixed_size<size_t{1} << 18>}},
       .intro_en =
           "Checking against the exact mean; rank r's gradient is grads[i] = (r + 1) * "
           "(1 + i % 7).",
