@@ -29,6 +29,8 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
   const double busy = r.compute_s + r.comm_s;
   fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
+  if (!r.buckets.empty())
+    fmt::print("  buckets          {}, each all-reduced while backward goes on\n", r.buckets);
   if (!sim) return;
   fmt::print("  network          {}, all-reduce {}\n", sim::describe_network(spec.cluster),
              r.gradient_reducer.empty() ? to_string(spec.allreduce) : "nccl");

@@ -72,7 +72,7 @@ std::string rank_prefix(int rank, Lang lang) {
 }
 
 Recorder::Recorder(Lang lang, int max_ranks)
-    : logs_(max_ranks), cursor_(max_ranks), clock_(max_ranks), lang_(lang) {}
+    : logs_(max_ranks), lang_(lang), cursor_(max_ranks), clock_(max_ranks) {}
 
 void Recorder::on_event(const Event& e) {
   if (e.kind != EventKind::send_begin && e.kind != EventKind::recv_end) return;

@@ -89,7 +89,7 @@ class SimRequest final : public RequestImpl {
           node_.rank());
     // A send above the eager limit ended when it was matched; a receive that matched one
     // tells its sender now, before this thread goes on to compute.
-    node_.model_now_s_ = std::max(node_.model_now_s_, op_->is_recv ? 0.0 : op_->model_s);
+    if (!op_->is_recv) node_.advance_model_to(op_->model_s);
     if (op_->is_recv) node_.send_matches();
     if (op_->is_recv && !reported_) {
       reported_ = true;
@@ -211,11 +211,19 @@ void SimNode::start() {
 // ---------------------------------------------------------------------------------------
 
 void SimNode::on_compute(double measured_s, double flops) {
-  model_now_s_ += flops / (options_.gflops * 1e9) * options_.straggler;
+  model_now_s_.store(model_s() + compute_model_s(flops), std::memory_order_relaxed);
+  straggle(measured_s);
+  check_crash_time();
+}
+
+double SimNode::compute_model_s(double flops) const {
+  return flops / (options_.gflops * 1e9) * options_.straggler;
+}
+
+void SimNode::straggle(double measured_s) const {
   if (options_.straggler > 1.0)
     std::this_thread::sleep_for(
         std::chrono::duration<double>(measured_s * (options_.straggler - 1)));
-  check_crash_time();
 }
 
 void SimNode::on_step(int64_t step) {
@@ -228,7 +236,7 @@ void SimNode::check_crash_time() {
 }
 
 void SimNode::observe_arrival(const OpState& op) {
-  model_now_s_ = std::max(model_now_s_, op.model_s);
+  advance_model_to(op.model_s);
   // Only a wait measures how late this thread runs; one that did not block leaves the lag
   // as it was (the thread has not caught up since).
   if (op.blocked) lag_s_ = std::clamp(clock_.now_s() - op.visible_net_s, 0.0, kMaxLagS);
@@ -287,13 +295,12 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
                              .seq = peer.next_seq++,
                              .payload = Payload(data.begin(), data.end()),
                              .visible_net_s = net_now,
-                             .model_s = model_now_s_});
+                             .model_s = model_s()});
     mailbox_.complete(op);
     return send_request(op, data);
   }
   if (!peer.lost && !has_link(dst) && !open_link(dst, op)) return send_request(op, data);
-  Network::Arrival arrival =
-      network_.schedule(rank_, dst, data.size_bytes(), net_now, model_now_s_);
+  Network::Arrival arrival = network_.schedule(rank_, dst, data.size_bytes(), net_now, model_s());
   arrival.net_s = peer.last_net_s = std::max(arrival.net_s, peer.last_net_s);
   arrival.model_s = peer.last_model_s = std::max(arrival.model_s, peer.last_model_s);
   if (arrival.retransmits > 0 && events()) emit(retransmit_note(dst, tag, arrival.retransmits));
@@ -345,7 +352,7 @@ Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
           .tag = tag,
           .bytes = data.size_bytes(),
           .op = "recv"});
-  auto op = mailbox_.post_recv(data, src, tag, model_now_s_);
+  auto op = mailbox_.post_recv(data, src, tag, model_s());
   send_matches();
   return Request(std::make_shared<SimRequest>(*this, std::move(op)), timeout());
 }

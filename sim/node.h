@@ -85,10 +85,13 @@ class SimNode final : public Communicator, private MailboxDriver {
   std::string outage_note(int src, int dst) const;
   int size() const override { return world_; }
   const char* backend() const override { return "sim"; }
-  double model_s() const override { return model_now_s_; }
-  // Moves this node's model clock forward to t (never back). Benchmarks use it to start
-  // every node of a measurement at the same model time.
-  void advance_model_to(double t) { model_now_s_ = std::max(model_now_s_, t); }
+  double model_s() const override { return model_now_s_.load(std::memory_order_relaxed); }
+  // Moves this node's model clock forward to t (never back): compute that ran beside the
+  // communication ended at t. Benchmarks use it to start every node of a measurement at the
+  // same model time.
+  void advance_model_to(double t) override {
+    model_now_s_.store(std::max(model_s(), t), std::memory_order_relaxed);
+  }
   // Network time now (the cluster's shared clock).
   double net_clock_s() const { return clock_.now_s(); }
   // A wait outside the simulated network (a benchmark's thread barrier) released this
@@ -100,6 +103,8 @@ class SimNode final : public Communicator, private MailboxDriver {
   // (see lag_s_), never before the latest message it received.
   double net_now_s() const;
   void on_compute(double measured_s, double flops) override;
+  double compute_model_s(double flops) const override;  // flops / gflops, times straggler
+  void straggle(double measured_s) const override;
   void on_step(int64_t step) override;
   std::string failure() override;  // reads what is ready first, so it sees a peer drop
 
@@ -116,8 +121,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   // after its bytes arrive (the real transfer time counts twice) instead of at a common time.
   void set_shared_clock(bool shared) { shared_clock_ = shared; }
   // Starts taking connections (before, peers' connections wait in the kernel's backlog).
-  // The rank thread that calls send, recv and wait from then on must be a single thread
-  // (it may differ from the one that did the set-up).
+  // From then on, one thread at a time calls send, recv and wait: the rank thread (it may
+  // differ from the one that did the set-up), or a thread it hands the node to and waits
+  // for, as the trainer does with its communication thread (bucket_reducer.h).
   void start();
   // Why each connection was refused or closed so far (foreign connections, and peers that
   // sent a bad or corrupt frame), in order. Any thread.
@@ -235,7 +241,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   RefusalLog refusals_;
   std::unique_ptr<Connector> connector_;
   NodeListener* listener_ = nullptr;  // connector_, when the node has a port of its own
-  double model_now_s_ = 0;            // rank thread: this node's model clock
+  // This node's model clock: written by the thread that talks, read by any (the trainer's
+  // compute thread stamps its events while a bucket's all_reduce is under way).
+  std::atomic<double> model_now_s_ = 0;
   // How late this thread woke for the message it last waited for, plus the time its sends
   // since then spent in the transport (capped): scheduler latency and per-message CPU,
   // artefacts of simulating on few cores, not part of the modelled network. Sends are

@@ -35,6 +35,8 @@ RunFlags run_flags(const RunSpec& d) {
   f.no_shuffle = !d.shuffle;
   f.eval_every = d.eval_every;
   f.allreduce = allreduce_name(d);
+  f.bucket_mb = d.bucket_mb;
+  f.first_bucket_mb = d.first_bucket_mb;
   f.device = d.device;
   f.checkpoint.keep = d.outputs.checkpoint.keep;
   return f;
@@ -72,6 +74,15 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
   t.add_option("--allreduce", f.allreduce,
                "auto | naive | ring | tree | halving_doubling | native | nccl (--device cuda)")
+      ->capture_default_str();
+  t.add_option("--bucket-mb", f.bucket_mb,
+               "All-reduce the gradients in DDP's buckets of this many MB (the first 1 MB), "
+               "each while backward goes on, as PyTorch's bucket_cap_mb (0: one all_reduce "
+               "after backward)")
+      ->capture_default_str();
+  t.add_option("--first-bucket-mb", f.first_bucket_mb,
+               "With --bucket-mb: the first bucket's cap, as torch.distributed's "
+               "_DEFAULT_FIRST_BUCKET_BYTES")
       ->capture_default_str();
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
@@ -343,6 +354,26 @@ void read_allreduce(const std::string& text, const std::string& device, RunSpec&
   }
 }
 
+void read_buckets(double mb, double first_mb, const std::string& device, RunSpec& s) {
+  if (!(mb >= 0) || mb > 1e6)
+    throw UsageError(fmt::format(
+        "--bucket-mb {}: give a bucket cap from 0 (one all_reduce) to 1e6 MB; PyTorch's DDP "
+        "uses 25",
+        mb));
+  if (!(first_mb > 0) || first_mb > 1e6)
+    throw UsageError(
+        fmt::format("--first-bucket-mb {}: give the first bucket's cap, above 0 and up to 1e6 MB; "
+                    "PyTorch's DDP uses 1",
+                    first_mb));
+  if (mb > 0 && device != "cpu")
+    throw UsageError(fmt::format(
+        "--bucket-mb {} runs on --device cpu only: the CUDA device computes backward in one "
+        "piece, so no bucket could start early; drop --bucket-mb or use --device cpu",
+        mb));
+  s.bucket_mb = mb;
+  s.first_bucket_mb = first_mb;
+}
+
 // cpu, cuda (each rank its local rank's GPU) or cuda:K; whether this build and machine
 // have it is the device factory's to say.
 void check_device(const std::string& device) {
@@ -381,6 +412,7 @@ void read_training(const RunFlags& f, RunSpec& s) {
   check_device(f.device);
   s.device = f.device;
   read_allreduce(f.allreduce, f.device, s);
+  read_buckets(f.bucket_mb, f.first_bucket_mb, f.device, s);
 }
 
 // The files a run reads, with the flag that names them: the data spec's files (csv:, idx:),

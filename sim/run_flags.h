@@ -31,6 +31,7 @@ struct RunFlags {
   uint64_t seed = 0;
   bool no_shuffle = false;
   std::string allreduce, device;
+  double bucket_mb = 0, first_bucket_mb = 1;
   // [cluster]
   int nodes = -1;  // -1: not given
   std::string scenario;
@@ -42,7 +43,7 @@ struct RunFlags {
 };
 
 enum FlagGroup : unsigned {
-  kTrainingFlags = 1,  // --model --data --batch --lr ... --allreduce --device
+  kTrainingFlags = 1,  // --model --data --batch --lr ... --allreduce --bucket-mb --device
   kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --timeout --eager-limit
   kOutputFlags = 4,    // --save --metrics --trace
   kCheckpointFlags = 8,

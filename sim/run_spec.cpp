@@ -31,6 +31,10 @@ TrainConfig train_config(const RunSpec& s) {
   // evaluation's sums) takes dsgd's automatic choice.
   c.allreduce = s.nccl ? Algorithm::automatic : s.allreduce;
   c.eval_every = s.eval_every;
+  if (s.bucket_mb > 0) {
+    c.bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.bucket_mb));
+    c.first_bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.first_bucket_mb));
+  }
   return c;
 }
 
@@ -91,6 +95,7 @@ std::string describe_network(const ClusterOptions& c, const RunWords& w) {
 std::string describe_run(const RunSpec& s, const RunWords& w) {
   const LinkSpec& l = s.cluster.network.link;
   std::string out = fmt::format("{}, {}", allreduce_name(s), say(w.nodes, s.cluster.nodes));
+  if (s.bucket_mb > 0) out += ", " + say(w.buckets, s.bucket_mb);
   if (l.latency_s > 0) out += ", " + format_duration(l.latency_s);
   if (l.bandwidth_Bps > 0) out += ", " + format_bandwidth(l.bandwidth_Bps);
   bool straggler = false;
@@ -261,6 +266,8 @@ RunSpec spec_from(const json& j) {
   const std::string allreduce = j.value("allreduce", std::string("auto"));
   s.nccl = allreduce == "nccl";
   s.allreduce = s.nccl ? Algorithm::automatic : parse_algorithm(allreduce);
+  s.bucket_mb = j.value("bucket_mb", s.bucket_mb);
+  s.first_bucket_mb = j.value("first_bucket_mb", s.first_bucket_mb);
   s.device = j.value("device", s.device);
   s.cluster = cluster_from(j.value("cluster", json::object()));
   s.scenario = j.value("scenario", s.scenario);
@@ -282,6 +289,8 @@ std::string run_spec_json(const RunSpec& s) {
                   {"shuffle", s.shuffle},
                   {"eval_every", s.eval_every},
                   {"allreduce", allreduce_name(s)},
+                  {"bucket_mb", s.bucket_mb},
+                  {"first_bucket_mb", s.first_bucket_mb},
                   {"device", s.device},
                   {"cluster", cluster_json(s.cluster)},
                   {"scenario", s.scenario}};

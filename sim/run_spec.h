@@ -52,6 +52,8 @@ struct RunSpec {
   // How the gradients are summed, and where each rank computes.
   Algorithm allreduce = Algorithm::automatic;
   bool nccl = false;           // the GPUs sum the gradients themselves (--allreduce nccl)
+  double bucket_mb = 0;        // > 0: DDP's buckets of this cap, reduced during backward
+  double first_bucket_mb = 1;  // the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES)
   std::string device = "cpu";  // cpu | cuda | cuda:K
   // Where it runs. On MPI ranks only `cluster.nodes` (0: as many as mpirun starts) and
   // `cluster.timeout` mean anything: the network is the real one.
@@ -82,6 +84,7 @@ struct RunWords {
   const char* link_overrides = "{} link overrides";
   const char* faulty_nodes = "faulty nodes: {}";
   const char* outages = "outages: {}";
+  const char* buckets = "{:g} MB buckets";
 };
 
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).

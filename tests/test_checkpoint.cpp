@@ -120,9 +120,11 @@ const std::string kFlags = train_flags();
 TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for bit",
           "[checkpoint]") {
   const Dataset data = load_dataset("synthetic:train=300,test=60");
-  const TrainConfig config = small_config();
-  for (int nodes : {1, 4}) {
-    DYNAMIC_SECTION(nodes << " nodes") {
+  TrainConfig config = small_config();
+  // 1 and 4 nodes, and 4 nodes with DDP's buckets (each tensor its own).
+  for (auto [nodes, buckets] : {std::pair{1, 0}, {4, 0}, {4, 1}}) {
+    config.bucket_bytes = config.first_bucket_bytes = buckets;
+    DYNAMIC_SECTION(nodes << " nodes, bucket cap " << buckets) {
       TempDir dir;
       const auto full = run(nodes, data, config, dir.path().string(), 5);
       const auto files = list_checkpoints(dir.path().string());
@@ -236,6 +238,7 @@ TEST_CASE("a checkpoint of another configuration is refused with one line, exit 
            {"--no-shuffle", "", "shuffling on there, off here"},
            {"--allreduce", "ring", "--allreduce auto there, ring here"},
            {"--momentum", "0.5", "--momentum 0.9 there, 0.5 here"},
+           {"--bucket-mb", "1", "--bucket-mb 0 there, 1 here"},
        }) {
     auto r = run_dsgd(train_flags({{flag, value}}) + "--steps 20 --resume --save " +
                       (dir / "out.npz") + ckpt);

@@ -17,6 +17,7 @@
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
 #include "skip.h"
+#include "param_diff.h"
 
 using namespace dsgd;
 using namespace dsgd::cuda;
@@ -54,22 +55,6 @@ void require_close(const std::vector<float>& a, std::span<const float> b, double
     INFO(what << "[" << i << "]: cuda " << a[i] << ", cpu " << b[i]);
     REQUIRE(std::abs(double(a[i]) - double(b[i])) <= abs + rel * std::abs(double(b[i])));
   }
-}
-
-// max |a - b| / max |b| per tensor, the worst over all tensors (as test_trainer.cpp).
-double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0;
-  for (size_t t = 0; t < a.size(); ++t) {
-    REQUIRE(a[t].name == b[t].name);
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < a[t].tensor.numel(); ++i) {
-      diff = std::max(diff, double(std::abs(a[t].tensor[i] - b[t].tensor[i])));
-      scale = std::max(scale, double(std::abs(b[t].tensor[i])));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
 }
 
 TrainResult train_with(const std::string& device, int nodes, const Dataset& data,

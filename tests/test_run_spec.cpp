@@ -102,6 +102,17 @@ TEST_CASE("MPI ranks take --nodes and --timeout, and refuse the simulator's netw
   CHECK_THROWS_AS(spec_of({"--backend", "mpi", "--crash", "1@20"}), UsageError);
 }
 
+TEST_CASE("DDP's buckets survive the run description's JSON form") {
+  const RunSpec s = spec_of({"--bucket-mb", "4", "--first-bucket-mb", "0.5", "--nodes", "8"});
+  const RunSpec back = run_spec_from_json(run_spec_json(s), "test");
+  CHECK(back.bucket_mb == 4);
+  CHECK(back.first_bucket_mb == 0.5);
+  CHECK(train_config(back).bucket_bytes == 4 << 20);
+  CHECK(train_config(back).first_bucket_bytes == 512 << 10);
+  CHECK(describe_run(back).find("auto, 8 nodes, 4 MB buckets") == 0);
+  CHECK(train_config(spec_of({})).bucket_bytes == 0);
+}
+
 TEST_CASE("a run description survives its JSON form") {
   RunSpec s = spec_of({"--scenario",  scenario("flaky-wan.toml"),
                        "--nodes",     "8",

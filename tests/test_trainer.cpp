@@ -10,6 +10,7 @@
 #include "core/nn/loss.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
+#include "param_diff.h"
 
 using namespace dsgd;
 
@@ -35,23 +36,6 @@ std::vector<NamedTensor> oracle(const Dataset& data, const TrainConfig& config) 
     sgd.step(model.values(), model.grads());
   }
   return model.state();
-}
-
-// max |a - b| / max |b| over each tensor.
-double max_rel_diff(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0;
-  for (size_t t = 0; t < a.size(); ++t) {
-    REQUIRE(a[t].name == b[t].name);
-    REQUIRE(a[t].tensor.shape() == b[t].tensor.shape());
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < a[t].tensor.numel(); ++i) {
-      diff = std::max(diff, double(std::abs(a[t].tensor[i] - b[t].tensor[i])));
-      scale = std::max(scale, double(std::abs(b[t].tensor[i])));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
 }
 
 std::vector<NamedTensor> train_on(int nodes, const Dataset& data, const TrainConfig& config,

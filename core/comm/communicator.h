@@ -111,6 +111,15 @@ class Communicator {
   // the 1-based step about to run. Default: nothing.
   virtual void on_compute(double measured_s, double flops) {}
   virtual void on_step(int64_t step) {}
+  // Compute beside this rank's communication (DDP's backward while the buckets' all_reduces
+  // are under way), which on_compute cannot model: it would add the compute after the
+  // messages. compute_model_s: the model seconds `flops` take on this rank (0 where the
+  // backend has no model); straggle: the wall-time slow-down on_compute applies to compute
+  // measured at `measured_s`. Both may be called from any thread. advance_model_to: on the
+  // thread that talks, the rank's model time becomes at least t (the compute ended at t).
+  virtual double compute_model_s(double flops) const { return 0; }
+  virtual void straggle(double measured_s) const {}
+  virtual void advance_model_to(double t) {}
 
   // Why this rank can no longer finish a collective with every other rank (a peer was
   // lost, the run was aborted), or "" while all is well. Rank thread; it does not block,

@@ -3,7 +3,7 @@
 // MPI_FLOAT and the caller's tag on the communicator as given (no MPI_Comm_dup, so mpi4py
 // ranks in the same job can talk to it); every wait polls until its deadline;
 // native_* call MPI's blocking collectives under a Watchdog. Not a launcher (MpiSession is),
-// not thread-safe: only the thread that made the MpiSession calls it (MPI_THREAD_FUNNELED).
+// not thread-safe: one thread at a time calls it (MPI_THREAD_SERIALIZED).
 #pragma once
 
 #include <mpi.h>

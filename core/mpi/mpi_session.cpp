@@ -54,13 +54,14 @@ MpiSession::MpiSession(const SessionOptions& options) {
     throw UsageError("MPI is already initialised in this process: make one MpiSession only");
   int provided = MPI_THREAD_SINGLE;
   // Before MPI_ERRORS_RETURN is set, a failing MPI_Init aborts with MPI's own message.
-  DSGD_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided));
+  DSGD_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
   DSGD_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-  if (provided < MPI_THREAD_FUNNELED) {
+  if (provided < MPI_THREAD_SERIALIZED) {
     MPI_Finalize();
     throw CommError(
-        "this MPI library does not support MPI_THREAD_FUNNELED, which dsgd needs (its "
-        "watchdog thread runs beside the thread that calls MPI)",
+        "this MPI library does not support MPI_THREAD_SERIALIZED, which dsgd needs (its "
+        "watchdog thread runs beside the thread that calls MPI, and --bucket-mb hands the "
+        "calls to a communication thread)",
         -1);
   }
   DSGD_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));

@@ -1,5 +1,6 @@
 // MpiSession: MPI's lifetime in one process, as a scoped object. The constructor calls
-// MPI_Init_thread (MPI_THREAD_FUNNELED: only the thread that made the session calls MPI)
+// MPI_Init_thread (MPI_THREAD_SERIALIZED: one thread at a time calls MPI; the trainer's
+// communication thread takes over while the rank thread computes, never beside it)
 // and sets MPI_ERRORS_RETURN on MPI_COMM_WORLD so every status reaches DSGD_MPI_CHECK; the
 // destructor calls MPI_Finalize. Not a communicator: MpiCommunicator is built on top.
 #pragma once

@@ -206,7 +206,7 @@ std::span<const float> Mlp::forward(const float* x, int64_t n) {
   return {acts_[layers - 1].data(), static_cast<size_t>(n * sizes_.back())};
 }
 
-void Mlp::backward(const float* x, const float* dout, int64_t n) {
+void Mlp::backward(const float* x, const float* dout, int64_t n, const LayerDone& layer_done) {
   if (n != forward_rows_)
     throw std::logic_error(fmt::format(
         "Mlp::backward: called with n = {} after forward with n = {}", n, forward_rows_));
@@ -237,7 +237,8 @@ void Mlp::backward(const float* x, const float* dout, int64_t n) {
     float* dw = grads + params_[2 * l].offset;             // (out_dim, in_dim)
     // dW += g^T a_in
     gemm(true, false, out_dim, in_dim, n, 1.0f, g, out_dim, a_in, in_dim, 1.0f, dw, in_dim);
-    if (l == 0) break;  // nobody needs dLoss/dx
+    if (layer_done) layer_done(l);  // its bias gradient was finished by the pass above
+    if (l == 0) break;              // nobody needs dLoss/dx
     // da = g W, then through the ReLU that produced a_in (a_in > 0 exactly where its
     // input was > 0), summing the result into the previous layer's bias gradient.
     float* da = (l % 2 == 0) ? delta_a_.data() : delta_b_.data();  // (n, in_dim)

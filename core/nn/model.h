@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,8 +70,11 @@ class Mlp {
   // valid until the next forward(); grown on demand, so a warmed-up step allocates nothing.
   std::span<const float> forward(const float* x, int64_t n);
   // After forward(x, n) with the same x and n: dout is (n, O) = dLoss/dOutput.
-  // ACCUMULATES the parameter gradients into grads() (+=).
-  void backward(const float* x, const float* dout, int64_t n);
+  // ACCUMULATES the parameter gradients into grads() (+=). Calls layer_done(l), when given,
+  // as soon as layer l's weight and bias gradients are final, from the last layer down (as
+  // autograd's hooks tell DistributedDataParallel).
+  using LayerDone = std::function<void(int64_t layer)>;
+  void backward(const float* x, const float* dout, int64_t n, const LayerDone& layer_done = {});
 
   // Parameters as named (copied) tensors, in params() order.
   std::vector<NamedTensor> state() const;

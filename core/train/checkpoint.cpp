@@ -52,19 +52,24 @@ uint64_t tensors_checksum(const std::vector<NamedTensor>& params,
 }
 
 json config_json(const CheckpointConfig& c) {
-  return {{"model", c.model},
-          {"data", c.data},
-          {"data_hash", hex(c.data_hash)},
-          {"batch", c.batch},
-          {"lr", c.lr},
-          {"momentum", c.momentum},
-          {"dampening", c.dampening},
-          {"weight_decay", c.weight_decay},
-          {"nesterov", c.nesterov},
-          {"seed", c.seed},
-          {"shuffle", c.shuffle},
-          {"allreduce", c.allreduce},
-          {"world", c.world}};
+  json j = {{"model", c.model},
+            {"data", c.data},
+            {"data_hash", hex(c.data_hash)},
+            {"batch", c.batch},
+            {"lr", c.lr},
+            {"momentum", c.momentum},
+            {"dampening", c.dampening},
+            {"weight_decay", c.weight_decay},
+            {"nesterov", c.nesterov},
+            {"seed", c.seed},
+            {"shuffle", c.shuffle},
+            {"allreduce", c.allreduce},
+            {"world", c.world}};
+  if (c.bucket_bytes > 0) {
+    j["bucket_bytes"] = c.bucket_bytes;
+    j["first_bucket_bytes"] = c.first_bucket_bytes;
+  }
+  return j;
 }
 
 uint64_t parse_hex(const json& j) {
@@ -90,6 +95,8 @@ CheckpointConfig config_from_json(const json& j) {
   c.shuffle = j.at("shuffle").get<bool>();
   c.allreduce = j.at("allreduce").get<std::string>();
   c.world = j.at("world").get<int>();
+  c.bucket_bytes = j.value("bucket_bytes", int64_t{0});
+  c.first_bucket_bytes = j.value("first_bucket_bytes", int64_t{0});
   return c;
 }
 
@@ -128,6 +135,10 @@ uint64_t CheckpointConfig::hash() const {
   h.u64(shuffle);
   h.text(allreduce);
   h.u64(static_cast<uint64_t>(world));
+  if (bucket_bytes > 0) {
+    h.u64(static_cast<uint64_t>(bucket_bytes));
+    h.u64(static_cast<uint64_t>(first_bucket_bytes));
+  }
   return h.value();
 }
 
@@ -144,7 +155,9 @@ CheckpointConfig checkpoint_config(const TrainConfig& config, const Dataset& dat
           .seed = config.seed,
           .shuffle = config.shuffle,
           .allreduce = to_string(config.allreduce),
-          .world = world};
+          .world = world,
+          .bucket_bytes = config.bucket_bytes,
+          .first_bucket_bytes = config.bucket_bytes > 0 ? config.first_bucket_bytes : 0};
 }
 
 namespace {
@@ -269,6 +282,9 @@ void check_same_config(const CheckpointConfig& saved, const CheckpointConfig& ru
   differ("shuffling", on_off(saved.shuffle), on_off(run.shuffle));
   differ("--allreduce", saved.allreduce, run.allreduce);
   differ("--nodes", saved.world, run.world);
+  differ("--bucket-mb", bucket_mb_text(saved.bucket_bytes), bucket_mb_text(run.bucket_bytes));
+  differ("--first-bucket-mb", bucket_mb_text(saved.first_bucket_bytes),
+         bucket_mb_text(run.first_bucket_bytes));
   if (what.empty()) what = "the configuration hash differs";
   throw UsageError(fmt::format(
       "checkpoint {} is from a different run ({}); resume with that run's flags, or start "

@@ -13,9 +13,9 @@
 namespace dsgd {
 
 // What must be equal for a resumed run to continue with the same numbers: the model, the
-// data (by content), the batch, SGD, seed and shuffling, the all-reduce and the world size
-// (both fix the order of the gradient sums). --steps, --epochs and --eval-every are not in
-// it: a run may be resumed to train longer.
+// data (by content), the batch, SGD, seed and shuffling, the all-reduce, its buckets and the
+// world size (the last three fix the order of the gradient sums). --steps, --epochs and
+// --eval-every are not in it: a run may be resumed to train longer.
 struct CheckpointConfig {
   std::string model;       // ModelSpec::str()
   std::string data;        // Dataset::name, for messages only
@@ -27,6 +27,9 @@ struct CheckpointConfig {
   bool shuffle = true;
   std::string allreduce;  // to_string(Algorithm)
   int world = 1;
+  // TrainConfig's buckets; both 0 without them (and in checkpoints written before buckets
+  // existed, whose hash is unchanged: the hash counts them only when there are buckets).
+  int64_t bucket_bytes = 0, first_bucket_bytes = 0;
 
   uint64_t hash() const;  // FNV-1a 64 over every field but `data`
 };

@@ -8,7 +8,7 @@ namespace dsgd {
 
 ConfigFields config_fields(const TrainConfig& c) {
   const auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
-  return {
+  ConfigFields fields{
       {"--model", c.model.str()},
       {"--batch", std::to_string(c.global_batch)},
       {"--lr", fmt::format("{}", c.sgd.lr)},  // shortest text that reads back the same float
@@ -23,6 +23,13 @@ ConfigFields config_fields(const TrainConfig& c) {
       {"--allreduce", to_string(c.allreduce)},
       {"--eval-every", std::to_string(c.eval_every)},
   };
+  // Buckets change the all_reduce's rounding. Only named when set, so that a checkpoint of
+  // a run without them keeps its fingerprint.
+  if (c.bucket_bytes > 0) {
+    fields.push_back({"--bucket-mb", bucket_mb_text(c.bucket_bytes)});
+    fields.push_back({"--first-bucket-mb", bucket_mb_text(c.first_bucket_bytes)});
+  }
+  return fields;
 }
 
 uint64_t config_fingerprint(const TrainConfig& c) {

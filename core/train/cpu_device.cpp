@@ -77,17 +77,27 @@ bool CpuDevice::get_momentum(std::span<float> values) {
 }
 
 std::span<float> CpuDevice::gradients(std::span<const int64_t> rows, float grad_scale) {
+  return gradients_by_layer(rows, grad_scale, {});
+}
+
+std::span<float> CpuDevice::gradients_by_layer(std::span<const int64_t> rows, float grad_scale,
+                                               const LayersDone& layers_done) {
   const int64_t n = static_cast<int64_t>(rows.size()), p = model_.num_params();
   const int64_t o = model_.sizes().back();
   model_.zero_grad();
   std::span<float> grads = model_.grad_buffer();
-  if (n == 0) return grads;
+  if (n == 0) {
+    if (layers_done) layers_done(0, grads);
+    return grads;
+  }
   batch_->load(*data_, data_->train, rows);
   auto out = model_.forward(batch_->x.data(), n);
   const LossSum s = batch_->loss(*data_, out, n, o, mse_, grad_scale, true);
-  model_.backward(batch_->x.data(), batch_->dout.data(), n);
-  grads[p] = static_cast<float>(s.loss);
+  grads[p] = static_cast<float>(s.loss);  // before backward: they ride in the first bucket
   grads[p + 1] = static_cast<float>(s.correct);
+  Mlp::LayerDone layer_done;
+  if (layers_done) layer_done = [&](int64_t layer) { layers_done(layer, grads); };
+  model_.backward(batch_->x.data(), batch_->dout.data(), n, layer_done);
   return grads;
 }
 

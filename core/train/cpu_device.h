@@ -28,6 +28,8 @@ class CpuDevice : public ComputeDevice {
   void set_momentum(std::span<const float> values) override;
   bool get_momentum(std::span<float> values) override;
   std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) override;
+  std::span<float> gradients_by_layer(std::span<const int64_t> rows, float grad_scale,
+                                      const LayersDone& layers_done) override;
   void update(std::span<float> extra) override;
   LossSum evaluate_test(int64_t begin, int64_t end) override;
 

@@ -7,6 +7,13 @@
 
 namespace dsgd {
 
+std::span<float> ComputeDevice::gradients_by_layer(std::span<const int64_t> rows, float grad_scale,
+                                                   const LayersDone& layers_done) {
+  const std::span<float> grads = gradients(rows, grad_scale);
+  if (layers_done) layers_done(0, grads);
+  return grads;
+}
+
 void ComputeDevice::reduce_gradients(Communicator& comm, std::span<float> grads,
                                      Algorithm algorithm) {
   all_reduce(comm, grads, ReduceOp::SUM, {.algorithm = algorithm});

@@ -44,6 +44,14 @@ class ComputeDevice {
   // device memory where the caller said its all_reduce reads device memory (CUDA-aware
   // MPI, one rank). Valid until the next call.
   virtual std::span<float> gradients(std::span<const int64_t> rows, float grad_scale) = 0;
+  // gradients(), calling layers_done(l, buffer) each time the gradients of every layer >= l
+  // (and the extra slots) are final, from the last layer down, so that the trainer's buckets
+  // start their all_reduce while backward goes on (DDP's overlap); `buffer` is what this
+  // returns. Called on the thread that called this. A device that computes in one piece (the
+  // default) does so, then calls layers_done(0, buffer).
+  using LayersDone = std::function<void(int64_t lowest_layer, std::span<float> buffer)>;
+  virtual std::span<float> gradients_by_layer(std::span<const int64_t> rows, float grad_scale,
+                                              const LayersDone& layers_done);
   // The all_reduce (SUM, in place, over every rank, waited for) of what gradients()
   // returned. By default the Communicator's, with `algorithm`; a device whose GPUs sum among
   // themselves (NCCL) does it there, inside the same CollectiveScope, so that traces and

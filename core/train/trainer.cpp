@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/data/sampler.h"
+#include "core/train/bucket_reducer.h"
 #include "core/train/cpu_device.h"
 #include "core/errors.h"
 #include "core/nn/loss.h"
@@ -48,6 +50,11 @@ TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int
           .evaluation = config.allreduce == Algorithm::native ? Algorithm::native : gradients};
 }
 
+std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model) {
+  if (config.bucket_bytes <= 0) return {};
+  return assign_buckets(model, config.first_bucket_bytes, config.bucket_bytes, kExtra);
+}
+
 std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world) {
   const Mlp model =
       Mlp::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
@@ -55,6 +62,12 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
   const size_t params_bytes = static_cast<size_t>(model.num_params()) * sizeof(float);
   std::vector<RankPair> pairs = collective_pairs(CollectiveOp::all_reduce, a.gradients, world,
                                                  params_bytes + kExtra * sizeof(float));
+  for (const GradientBucket& b : training_buckets(config, model)) {
+    const size_t bytes = static_cast<size_t>(b.end - b.begin) * sizeof(float);
+    const Algorithm bucket =
+        resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, bytes);
+    merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, bucket, world, bytes));
+  }
   merge_pairs(pairs, collective_pairs(CollectiveOp::broadcast, a.broadcast, world, params_bytes));
   merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, a.evaluation, world,
                                       kExtra * sizeof(float)));
@@ -84,12 +97,12 @@ void validate(const TrainConfig& config, const Dataset& data) {
 
 namespace {
 
-// Multiply-adds per sample through every Linear layer: forward costs 2 flops each,
+// Multiply-adds per sample through each Linear layer: forward costs 2 flops each,
 // backward about 4, the update about 4 per parameter. Backends use it for model time.
-double macs_per_sample(const Mlp& model) {
-  double macs = 0;
+std::vector<double> macs_per_layer(const Mlp& model) {
+  std::vector<double> macs;
   for (size_t l = 0; l + 1 < model.sizes().size(); ++l)
-    macs += double(model.sizes()[l]) * double(model.sizes()[l + 1]);
+    macs.push_back(double(model.sizes()[l]) * double(model.sizes()[l + 1]));
   return macs;
 }
 
@@ -144,28 +157,76 @@ struct Run {
   const TrainConfig& config;
   ComputeDevice& device;
   DataParallelSampler sampler;
-  double macs = 0;  // per sample
+  std::vector<double> layer_macs;  // per sample
+  double macs = 0;                 // their sum
   int64_t params = 0;
+  std::unique_ptr<BucketReducer> reducer;  // with config.bucket_bytes
 };
 
-// One step: forward and backward on this rank's slice (each gradient pre-scaled by 1/B, so
-// that the all_reduce's SUM is the gradient of the mean loss over the global batch), the
-// all_reduce, the update. Returns what rank 0 reports; `global` is the step's batch.
+// The seconds a step's gradients took: computing them, and all-reducing them.
+struct GradientTimes {
+  double compute_s = 0, comm_s = 0;
+};
+
+// Forward and backward on `rows` (each gradient pre-scaled by `scale` = 1/B, so that the
+// all_reduce's SUM is the gradient of the mean loss over the global batch), then one
+// all_reduce of every gradient.
+GradientTimes gradients_then_reduce(Run& run, std::span<const int64_t> rows, float scale) {
+  Communicator& comm = run.comm;
+  const Clock::time_point start = Clock::now();
+  comm.emit({.kind = EventKind::compute_begin, .op = "forward_backward"});
+  std::span<float> grads = run.device.gradients(rows, scale);
+  comm.on_compute(seconds_since(start), 6.0 * run.macs * double(rows.size()));
+  comm.emit({.kind = EventKind::compute_end, .op = "forward_backward"});
+  GradientTimes t{.compute_s = seconds_since(start)};
+  const Clock::time_point comm_start = Clock::now();
+  run.device.reduce_gradients(comm, grads, run.config.allreduce);
+  t.comm_s = seconds_since(comm_start);
+  return t;
+}
+
+// DDP's way: backward hands each bucket whose gradients are final to the reducer, whose
+// thread all-reduces it while backward goes on. Until finish() the Communicator is that
+// thread's: this thread only computes, models its compute's time (`front_s`, the model
+// time the compute has reached) and stamps its own events.
+GradientTimes gradients_in_buckets(Run& run, std::span<const int64_t> rows, float scale) {
+  Communicator& comm = run.comm;
+  const Clock::time_point start = Clock::now();
+  comm.emit({.kind = EventKind::compute_begin, .op = "forward_backward"});
+  const double n = double(rows.size());
+  double front_s = comm.model_s();
+  double flops = 2.0 * run.macs * n;  // the forward, counted with the first layer done
+  int64_t next_layer = static_cast<int64_t>(run.layer_macs.size());
+  Clock::time_point since = start;
+  const auto layers_done = [&](int64_t lowest, std::span<float> grads) {
+    for (; next_layer > lowest; --next_layer)
+      flops += 4.0 * run.layer_macs[next_layer - 1] * n;
+    comm.straggle(seconds_since(since));
+    since = Clock::now();
+    front_s += comm.compute_model_s(std::exchange(flops, 0.0));
+    run.reducer->layers_done(lowest, grads, front_s);
+  };
+  run.device.gradients_by_layer(rows, scale, layers_done);
+  GradientTimes t{.compute_s = seconds_since(start)};
+  comm.emit({.kind = EventKind::compute_end, .model_s = front_s, .op = "forward_backward"});
+  t.comm_s = run.reducer->finish();
+  comm.advance_model_to(front_s);
+  comm.on_compute(0, 0);  // a crash fault at a time fires here, as after any compute
+  return t;
+}
+
+// One step: the gradients of this rank's slice, summed over every rank, then the update.
+// Returns what rank 0 reports; `global` is the step's batch.
 StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global) {
   Communicator& comm = run.comm;
-  const Clock::time_point step_start = Clock::now();
   const uint64_t bytes_before = comm.bytes_sent();
   global = run.sampler.batch(step);
   const int64_t b = static_cast<int64_t>(global.indices.size());
   auto [lo, hi] = DataParallelSampler::slice(b, comm.rank(), comm.size());
-  comm.emit({.kind = EventKind::compute_begin, .op = "forward_backward"});
-  std::span<float> grads =
-      run.device.gradients(global.indices.subspan(lo, hi - lo), 1.0f / static_cast<float>(b));
-  comm.on_compute(seconds_since(step_start), 6.0 * run.macs * double(hi - lo));
-  comm.emit({.kind = EventKind::compute_end, .op = "forward_backward"});
-  const Clock::time_point comm_start = Clock::now();
-  run.device.reduce_gradients(comm, grads, run.config.allreduce);
-  const double comm_s = seconds_since(comm_start);
+  const std::span<const int64_t> rows = global.indices.subspan(lo, hi - lo);
+  const float scale = 1.0f / static_cast<float>(b);
+  const GradientTimes g = run.reducer ? gradients_in_buckets(run, rows, scale)
+                                      : gradients_then_reduce(run, rows, scale);
   const Clock::time_point update_start = Clock::now();
   comm.emit({.kind = EventKind::compute_begin, .op = "update"});
   float extra[kExtra];  // the reduced loss sum and correct count
@@ -175,8 +236,8 @@ StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global)
   comm.emit({.kind = EventKind::compute_end, .op = "update"});
   StepMetrics m{.step = step + 1, .epoch = global.epoch, .loss = extra[0] / double(b)};
   if (run.data.task == Task::classification) m.train_accuracy = extra[1] / double(b);
-  m.comm_s = comm_s;
-  m.compute_s = std::chrono::duration<double>(comm_start - step_start).count() + update_s;
+  m.comm_s = g.comm_s;
+  m.compute_s = g.compute_s + update_s;
   m.bytes_sent = comm.bytes_sent() - bytes_before;
   return m;
 }
@@ -247,8 +308,15 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
           .device = *device,
           .sampler = DataParallelSampler(data.train.size(), config.global_batch, config.shuffle,
                                          config.seed),
-          .macs = macs_per_sample(model),
+          .layer_macs = macs_per_layer(model),
           .params = model.num_params()};
+  for (double macs : run.layer_macs)
+    run.macs += macs;
+  if (config.bucket_bytes > 0) {
+    run.reducer = std::make_unique<BucketReducer>(comm, *device, training_buckets(config, model),
+                                                  config.allreduce);
+    result.buckets = describe_buckets(run.reducer->buckets());
+  }
   const Clock::time_point t0 = Clock::now();
   for (int64_t step = first_step; step < steps; ++step) {
     comm.on_step(step + 1);

@@ -17,6 +17,7 @@
 #include "core/io/npz.h"
 #include "core/nn/model.h"
 #include "core/nn/sgd.h"
+#include "core/train/buckets.h"
 #include "core/train/device.h"
 
 namespace dsgd {
@@ -31,7 +32,11 @@ struct TrainConfig {
   bool shuffle = true;
   Algorithm allreduce = Algorithm::automatic;
   int64_t eval_every = 0;  // evaluate on the test split every K steps (0: each epoch's end)
-  DeviceFactory device;    // where each rank computes: empty for the CPU (--device cuda: cli)
+  // > 0: DDP's gradient buckets of this cap (buckets.h), each all-reduced on a communication
+  // thread while backward goes on (bucket_reducer.h); 0: one all_reduce after backward.
+  int64_t bucket_bytes = 0;
+  int64_t first_bucket_bytes = kFirstBucketBytes;
+  DeviceFactory device;  // where each rank computes: empty for the CPU (--device cuda: cli)
 };
 
 // What one step did, as rank 0 saw it (loss and accuracy are over the global batch).
@@ -45,7 +50,8 @@ struct StepMetrics {
   double wall_s = 0;        // since training started
   double model_s = -1;      // the backend's model time after this step (-1: it has none)
   double compute_s = 0;     // this step: forward, backward, update
-  double comm_s = 0;        // this step: the gradient all_reduce
+  double comm_s = 0;        // this step: the gradient all_reduce (with buckets: the time
+                            // their all_reduces took, much of it beside the backward)
   uint64_t bytes_sent = 0;  // this step, by this rank
 };
 
@@ -59,6 +65,7 @@ struct TrainResult {
   double wall_s = 0, compute_s = 0, comm_s = 0;
   uint64_t bytes_sent = 0;
   std::string gradient_reducer;     // "NCCL 2.28.9" where the devices summed the gradients
+  std::string buckets;              // describe_buckets(), with bucket_bytes
   std::vector<NamedTensor> params;  // final parameters (identical on every rank)
 };
 
@@ -91,8 +98,10 @@ struct TrainingAlgorithms {
   Algorithm evaluation;  // the test split's loss sum and correct count (2 floats)
 };
 TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params);
+// The gradient buckets of a run of `config` (none without bucket_bytes).
+std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model);
 // The rank pairs a run of `config` on `data` over `world` ranks talks over: those of the
-// three collectives above.
+// three collectives above, and of each bucket's all_reduce.
 std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world);
 
 // Loss the model is trained with: cross-entropy for softmax and mlp, MSE for linear.

@@ -36,7 +36,8 @@ sim::RunWords run_words() {
           .every_link = tr("every link"),
           .link_overrides = tr("{} link overrides"),
           .faulty_nodes = tr("faulty nodes: {}"),
-          .outages = tr("outages: {}")};
+          .outages = tr("outages: {}"),
+          .buckets = tr("{:g} MB buckets")};
 }
 
 }  // namespace

@@ -186,6 +186,7 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"{} link overrides", "{} 处链路单独设置"},
     {"faulty nodes: {}", "故障节点：{}"},
     {"outages: {}", "中断：{}"},
+    {"{:g} MB buckets", "{:g} MB 的桶"},
     {"The run ended by a fault (Esc closes this)", "运行因故障结束（按 Esc 关闭）"},
     {"Error (Esc closes this)", "错误（按 Esc 关闭）"},
     // layout (the View section)
