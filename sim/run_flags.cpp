@@ -36,7 +36,6 @@ RunFlags run_flags(const RunSpec& d) {
   f.eval_every = d.eval_every;
   f.allreduce = allreduce_name(d);
   f.bucket_mb = d.bucket_mb;
-  f.first_bucket_mb = d.first_bucket_mb;
   f.device = d.device;
   f.checkpoint.keep = d.outputs.checkpoint.keep;
   return f;
@@ -81,9 +80,9 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
                "after backward)")
       ->capture_default_str();
   t.add_option("--first-bucket-mb", f.first_bucket_mb,
-               "With --bucket-mb: the first bucket's cap, as torch.distributed's "
-               "_DEFAULT_FIRST_BUCKET_BYTES")
-      ->capture_default_str();
+               fmt::format("With --bucket-mb: the first bucket's cap, as torch.distributed's "
+                           "_DEFAULT_FIRST_BUCKET_BYTES (default {:g})",
+                           d.first_bucket_mb));
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
 }
@@ -360,6 +359,12 @@ void read_buckets(double mb, double first_mb, const std::string& device, RunSpec
         "--bucket-mb {}: give a bucket cap from 0 (one all_reduce) to 1e6 MB; PyTorch's DDP "
         "uses 25",
         mb));
+  if (first_mb != -1 && mb == 0)
+    throw UsageError(fmt::format(
+        "--first-bucket-mb {} is given but without --bucket-mb there are no buckets: add "
+        "--bucket-mb MB, or drop --first-bucket-mb",
+        first_mb));
+  if (first_mb == -1) first_mb = s.first_bucket_mb;  // the command's default
   if (!(first_mb > 0) || first_mb > 1e6)
     throw UsageError(
         fmt::format("--first-bucket-mb {}: give the first bucket's cap, above 0 and up to 1e6 MB; "

@@ -31,7 +31,8 @@ struct RunFlags {
   uint64_t seed = 0;
   bool no_shuffle = false;
   std::string allreduce, device;
-  double bucket_mb = 0, first_bucket_mb = 1;
+  double bucket_mb = 0;
+  double first_bucket_mb = -1;  // -1: not given
   // [cluster]
   int nodes = -1;  // -1: not given
   std::string scenario;
