@@ -9,8 +9,10 @@
 namespace dsgd::cli {
 namespace {
 
-void print_outcome(const TrainResult& r, double total_s) {
-  fmt::print("  final loss       {:.4f} (training, last step)\n", r.final_loss);
+void print_outcome(const sim::RunSpec& spec, const TrainResult& r, double total_s) {
+  const bool local = spec.local_sgd > 0 && r.steps > spec.local_sgd_start;
+  fmt::print("  final loss       {:.4f} (training, last step{})\n", r.final_loss,
+             local ? ", rank 0's slice: the step was local" : "");
   if (r.test_accuracy)
     fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
                r.test_loss.value_or(0));
@@ -29,6 +31,11 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
   const double busy = r.compute_s + r.comm_s;
   fmt::print("  communication    {:.2f} s of {:.2f} s busy on rank 0 ({:.1f} %), {:.2f} MB sent\n",
              r.comm_s, busy, busy > 0 ? 100 * r.comm_s / busy : 0.0, r.bytes_sent / 1e6);
+  if (spec.local_sgd > 0)
+    fmt::print(
+        "  local SGD        from step {}, each rank steps alone; parameters averaged every {} "
+        "steps\n",
+        spec.local_sgd_start, spec.local_sgd);
   if (!r.buckets.empty())
     fmt::print("  buckets          {}, each all-reduced while backward goes on\n", r.buckets);
   if (!sim) return;
@@ -58,7 +65,7 @@ void print_summary(const RunReport& report) {
   fmt::print("\n{}: {} on {} ({} train / {} test), global batch {}, {} steps\n", report.what,
              ModelSpec::parse(report.spec.model).str(), data.name, data.train.size(),
              data.test.size(), report.spec.batch, r.steps);
-  print_outcome(r, report.total_s);
+  print_outcome(report.spec, r, report.total_s);
   print_communication(report.spec, r);
   print_files(report);
 }

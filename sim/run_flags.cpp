@@ -83,6 +83,16 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
                fmt::format("With --bucket-mb: the first bucket's cap, as torch.distributed's "
                            "_DEFAULT_FIRST_BUCKET_BYTES (default {:g})",
                            d.first_bucket_mb));
+  t.add_option("--local-sgd", f.local_sgd,
+               "Post-local SGD: from --local-sgd-start on, each rank steps alone and the ranks "
+               "average their parameters every H steps (PyTorch's PeriodicModelAverager)")
+      ->check(integer_at_least(1, "steps between averages"))
+      ->type_name("H");
+  t.add_option("--local-sgd-start", f.local_sgd_start,
+               "With --local-sgd: the step (from 0) of the first local update; before it, "
+               "every step all-reduces the gradients (default 0)")
+      ->check(integer_at_least(0, "the step local SGD starts at"))
+      ->type_name("K");
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
 }
@@ -379,6 +389,22 @@ void read_buckets(double mb, double first_mb, const std::string& device, RunSpec
   s.first_bucket_mb = first_mb;
 }
 
+void read_local_sgd(const RunFlags& f, RunSpec& s) {
+  if (f.local_sgd_start != -1 && f.local_sgd == 0)
+    throw UsageError(fmt::format(
+        "--local-sgd-start {} is given but without --local-sgd H nothing steps locally: add "
+        "--local-sgd H, or drop --local-sgd-start",
+        f.local_sgd_start));
+  if (f.local_sgd > 0 && (f.checkpoint.every > 0 || f.checkpoint.resume))
+    throw UsageError(fmt::format(
+        "--local-sgd {} keeps a model and momentum per rank between averages, which a "
+        "checkpoint (rank 0's) cannot hold: drop --checkpoint-every and --resume, or train "
+        "without --local-sgd",
+        f.local_sgd));
+  s.local_sgd = f.local_sgd;
+  s.local_sgd_start = f.local_sgd_start == -1 ? 0 : f.local_sgd_start;
+}
+
 // cpu, cuda (each rank its local rank's GPU) or cuda:K; whether this build and machine
 // have it is the device factory's to say.
 void check_device(const std::string& device) {
@@ -418,6 +444,7 @@ void read_training(const RunFlags& f, RunSpec& s) {
   s.device = f.device;
   read_allreduce(f.allreduce, f.device, s);
   read_buckets(f.bucket_mb, f.first_bucket_mb, f.device, s);
+  read_local_sgd(f, s);
 }
 
 // The files a run reads, with the flag that names them: the data spec's files (csv:, idx:),

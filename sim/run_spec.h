@@ -54,6 +54,8 @@ struct RunSpec {
   bool nccl = false;           // the GPUs sum the gradients themselves (--allreduce nccl)
   double bucket_mb = 0;        // > 0: DDP's buckets of this cap, reduced during backward
   double first_bucket_mb = 1;  // the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES)
+  int64_t local_sgd = 0;        // > 0: post-local SGD, averaging every this many steps ...
+  int64_t local_sgd_start = 0;  // ... from this step (counting from 0) on
   std::string device = "cpu";  // cpu | cuda | cuda:K
   // Where it runs. On MPI ranks only `cluster.nodes` (0: as many as mpirun starts) and
   // `cluster.timeout` mean anything: the network is the real one.
@@ -85,6 +87,7 @@ struct RunWords {
   const char* faulty_nodes = "faulty nodes: {}";
   const char* outages = "outages: {}";
   const char* buckets = "{:g} MB buckets";
+  const char* local_sgd = "local SGD every {} steps from step {}";
 };
 
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).

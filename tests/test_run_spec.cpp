@@ -113,6 +113,17 @@ TEST_CASE("DDP's buckets survive the run description's JSON form") {
   CHECK(train_config(spec_of({})).bucket_bytes == 0);
 }
 
+TEST_CASE("local SGD survives the run description's JSON form") {
+  const RunSpec s = spec_of({"--local-sgd", "8", "--local-sgd-start", "40", "--nodes", "8"});
+  const RunSpec back = run_spec_from_json(run_spec_json(s), "test");
+  CHECK(back.local_sgd == 8);
+  CHECK(back.local_sgd_start == 40);
+  CHECK(train_config(back).local_period == 8);
+  CHECK(train_config(back).local_start == 40);
+  CHECK(describe_run(back).find("auto, 8 nodes, local SGD every 8 steps from step 40") == 0);
+  CHECK(train_config(spec_of({})).local_period == 0);
+}
+
 TEST_CASE("a run description survives its JSON form") {
   RunSpec s = spec_of({"--scenario",  scenario("flaky-wan.toml"),
                        "--nodes",     "8",

@@ -25,6 +25,10 @@ ConfigFields config_fields(const TrainConfig& c) {
   };
   // Buckets change the all_reduce's rounding. Only named when set, so that a checkpoint of
   // a run without them keeps its fingerprint.
+  if (c.local_period > 0) {
+    fields.push_back({"--local-sgd", std::to_string(c.local_period)});
+    fields.push_back({"--local-sgd-start", std::to_string(c.local_start)});
+  }
   if (c.bucket_bytes > 0) {
     fields.push_back({"--bucket-mb", bucket_mb_text(c.bucket_bytes)});
     fields.push_back({"--first-bucket-mb", bucket_mb_text(c.first_bucket_bytes)});

@@ -35,6 +35,14 @@ int64_t model_outputs(const ModelSpec& spec, const Dataset& data) {
   return data.task == Task::classification ? data.classes : 1;
 }
 
+bool local_step(const TrainConfig& config, int64_t step) {
+  return config.local_period > 0 && step >= config.local_start;
+}
+
+bool averages_after(const TrainConfig& config, int64_t step) {
+  return local_step(config, step) && (step - config.local_start) % config.local_period == 0;
+}
+
 int64_t total_steps(const TrainConfig& config, const Dataset& data) {
   if (config.steps > 0) return config.steps;
   const int64_t per_epoch = (data.train.size() + config.global_batch - 1) / config.global_batch;
@@ -45,9 +53,12 @@ TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int
   const size_t gradient_bytes = static_cast<size_t>(params + kExtra) * sizeof(float);
   const Algorithm gradients =
       resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, gradient_bytes);
+  const size_t params_bytes = static_cast<size_t>(params) * sizeof(float);
   return {.gradients = gradients,
           .broadcast = broadcast_along(gradients),
-          .evaluation = config.allreduce == Algorithm::native ? Algorithm::native : gradients};
+          .evaluation = config.allreduce == Algorithm::native ? Algorithm::native : gradients,
+          .averaging =
+              resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, params_bytes)};
 }
 
 std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model) {
@@ -69,6 +80,9 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
     merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, bucket, world, bytes));
   }
   merge_pairs(pairs, collective_pairs(CollectiveOp::broadcast, a.broadcast, world, params_bytes));
+  if (config.local_period > 0)
+    merge_pairs(pairs,
+                collective_pairs(CollectiveOp::all_reduce, a.averaging, world, params_bytes));
   merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, a.evaluation, world,
                                       kExtra * sizeof(float)));
   return pairs;
@@ -88,6 +102,9 @@ void validate(const TrainConfig& config, const Dataset& data) {
   if (config.steps > 100'000'000 || config.epochs > 1'000'000)
     throw UsageError("--steps above 1e8 or --epochs above 1e6 would not finish; use fewer");
   if (config.eval_every < 0) throw UsageError("--eval-every must be 0 (each epoch) or more");
+  if (config.local_period < 0 || config.local_start < 0)
+    throw UsageError(fmt::format("--local-sgd {} from step {}: give a period >= 1 and a step >= 0",
+                                 config.local_period, config.local_start));
   if (data.task == Task::regression && !uses_mse(config.model))
     throw UsageError(
         fmt::format("--model {} is a classifier but the data are a regression "
@@ -160,7 +177,9 @@ struct Run {
   std::vector<double> layer_macs;  // per sample
   double macs = 0;                 // their sum
   int64_t params = 0;
-  std::unique_ptr<BucketReducer> reducer;  // with config.bucket_bytes
+  std::unique_ptr<BucketReducer> reducer;      // with config.bucket_bytes
+  Algorithm averaging = Algorithm::automatic;  // local SGD's average of the parameters
+  std::vector<float> averaged;                 // (P) its buffer, with local SGD
 };
 
 // The seconds a step's gradients took: computing them, and all-reducing them.
@@ -169,9 +188,10 @@ struct GradientTimes {
 };
 
 // Forward and backward on `rows` (each gradient pre-scaled by `scale` = 1/B, so that the
-// all_reduce's SUM is the gradient of the mean loss over the global batch), then one
-// all_reduce of every gradient.
-GradientTimes gradients_then_reduce(Run& run, std::span<const int64_t> rows, float scale) {
+// all_reduce's SUM is the gradient of the mean loss over the global batch), then, when
+// `reduce`, one all_reduce of every gradient (a local SGD step has none).
+GradientTimes gradients_then_reduce(Run& run, std::span<const int64_t> rows, float scale,
+                                    bool reduce) {
   Communicator& comm = run.comm;
   const Clock::time_point start = Clock::now();
   comm.emit({.kind = EventKind::compute_begin, .op = "forward_backward"});
@@ -179,6 +199,7 @@ GradientTimes gradients_then_reduce(Run& run, std::span<const int64_t> rows, flo
   comm.on_compute(seconds_since(start), 6.0 * run.macs * double(rows.size()));
   comm.emit({.kind = EventKind::compute_end, .op = "forward_backward"});
   GradientTimes t{.compute_s = seconds_since(start)};
+  if (!reduce) return t;
   const Clock::time_point comm_start = Clock::now();
   run.device.reduce_gradients(comm, grads, run.config.allreduce);
   t.comm_s = seconds_since(comm_start);
@@ -215,8 +236,19 @@ GradientTimes gradients_in_buckets(Run& run, std::span<const int64_t> rows, floa
   return t;
 }
 
-// One step: the gradients of this rank's slice, summed over every rank, then the update.
-// Returns what rank 0 reports; `global` is the step's batch.
+// Local SGD's periodic model averaging: every rank takes the mean of all ranks' parameters.
+// Returns its seconds.
+double average_parameters(Run& run) {
+  const Clock::time_point start = Clock::now();
+  run.device.get_params(run.averaged);
+  all_reduce(run.comm, run.averaged, ReduceOp::AVG, {.algorithm = run.averaging});
+  run.device.set_params(run.averaged);
+  return seconds_since(start);
+}
+
+// One step: the gradients of this rank's slice, summed over every rank (or, in a local SGD
+// step, this rank's alone), then the update. Returns what rank 0 reports; `global` is the
+// step's batch.
 StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global) {
   Communicator& comm = run.comm;
   const uint64_t bytes_before = comm.bytes_sent();
@@ -224,18 +256,22 @@ StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global)
   const int64_t b = static_cast<int64_t>(global.indices.size());
   auto [lo, hi] = DataParallelSampler::slice(b, comm.rank(), comm.size());
   const std::span<const int64_t> rows = global.indices.subspan(lo, hi - lo);
-  const float scale = 1.0f / static_cast<float>(b);
-  const GradientTimes g = run.reducer ? gradients_in_buckets(run, rows, scale)
-                                      : gradients_then_reduce(run, rows, scale);
+  const bool local = local_step(run.config, step);
+  // The mean over the rows the update sees: the global batch's, or this rank's slice's.
+  const int64_t rows_seen = local ? std::max<int64_t>(hi - lo, 1) : b;
+  const float scale = 1.0f / static_cast<float>(rows_seen);
+  GradientTimes g = run.reducer && !local ? gradients_in_buckets(run, rows, scale)
+                                          : gradients_then_reduce(run, rows, scale, !local);
   const Clock::time_point update_start = Clock::now();
   comm.emit({.kind = EventKind::compute_begin, .op = "update"});
-  float extra[kExtra];  // the reduced loss sum and correct count
+  float extra[kExtra];  // the loss sum and correct count (reduced, unless the step is local)
   run.device.update(extra);
   const double update_s = seconds_since(update_start);
   comm.on_compute(update_s, 4.0 * double(run.params));
   comm.emit({.kind = EventKind::compute_end, .op = "update"});
-  StepMetrics m{.step = step + 1, .epoch = global.epoch, .loss = extra[0] / double(b)};
-  if (run.data.task == Task::classification) m.train_accuracy = extra[1] / double(b);
+  if (averages_after(run.config, step)) g.comm_s += average_parameters(run);
+  StepMetrics m{.step = step + 1, .epoch = global.epoch, .loss = extra[0] / double(rows_seen)};
+  if (run.data.task == Task::classification) m.train_accuracy = extra[1] / double(rows_seen);
   m.comm_s = g.comm_s;
   m.compute_s = g.compute_s + update_s;
   m.bytes_sent = comm.bytes_sent() - bytes_before;
@@ -312,6 +348,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
           .params = model.num_params()};
   for (double macs : run.layer_macs)
     run.macs += macs;
+  run.averaging = algorithms.averaging;
+  if (config.local_period > 0) run.averaged.resize(static_cast<size_t>(model.num_params()));
   if (config.bucket_bytes > 0) {
     run.reducer = std::make_unique<BucketReducer>(comm, *device, training_buckets(config, model),
                                                   config.allreduce);

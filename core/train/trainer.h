@@ -36,10 +36,18 @@ struct TrainConfig {
   // thread while backward goes on (bucket_reducer.h); 0: one all_reduce after backward.
   int64_t bucket_bytes = 0;
   int64_t first_bucket_bytes = kFirstBucketBytes;
-  DeviceFactory device;  // where each rank computes: empty for the CPU (--device cuda: cli)
+  // Post-local SGD, as PyTorch's PostLocalSGDState(start_localSGD_iter=K) hook with
+  // PeriodicModelAverager(period=H, warmup_steps=K): from step K on (counting from 0), each
+  // rank updates with its own slice's mean gradient, no all_reduce, and after steps K, K + H,
+  // K + 2H, ... the ranks average their parameters (one all_reduce; momentum stays each
+  // rank's own). local_period = H > 0 turns it on; 0: synchronous SGD throughout.
+  int64_t local_period = 0;
+  int64_t local_start = 0;  // K
+  DeviceFactory device;     // where each rank computes: empty for the CPU (--device cuda: cli)
 };
 
-// What one step did, as rank 0 saw it (loss and accuracy are over the global batch).
+// What one step did, as rank 0 saw it (loss and accuracy are over the global batch; in a
+// local SGD step, over rank 0's slice of it).
 struct StepMetrics {
   int64_t step = 0;  // 1-based: the number of updates done
   int64_t epoch = 0;
@@ -64,9 +72,11 @@ struct TrainResult {
   std::optional<double> test_loss, test_accuracy;
   double wall_s = 0, compute_s = 0, comm_s = 0;
   uint64_t bytes_sent = 0;
-  std::string gradient_reducer;     // "NCCL 2.28.9" where the devices summed the gradients
-  std::string buckets;              // describe_buckets(), with bucket_bytes
-  std::vector<NamedTensor> params;  // final parameters (identical on every rank)
+  std::string gradient_reducer;  // "NCCL 2.28.9" where the devices summed the gradients
+  std::string buckets;           // describe_buckets(), with bucket_bytes
+  // Final parameters: identical on every rank, except with local SGD after a step that did
+  // not average (as in PyTorch, each rank then keeps its own).
+  std::vector<NamedTensor> params;
 };
 
 // Where a run stands after `step` updates: what a checkpoint holds and train() resumes
@@ -96,6 +106,7 @@ struct TrainingAlgorithms {
   Algorithm gradients;   // each step's all_reduce of P + 2 floats: config.allreduce resolved
   Algorithm broadcast;   // rank 0's parameters, before the first step
   Algorithm evaluation;  // the test split's loss sum and correct count (2 floats)
+  Algorithm averaging;   // local SGD's average of the P parameters
 };
 TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params);
 // The gradient buckets of a run of `config` (none without bucket_bytes).
@@ -108,6 +119,10 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
 bool uses_mse(const ModelSpec& spec);
 // Number of model outputs for a dataset: C for classification, 1 for regression.
 int64_t model_outputs(const ModelSpec& spec, const Dataset& data);
+// Whether step `step` (counting from 0) of `config` is a local SGD step, and whether the
+// ranks average their parameters after it.
+bool local_step(const TrainConfig& config, int64_t step);
+bool averages_after(const TrainConfig& config, int64_t step);
 // Steps a run of config takes on data.
 int64_t total_steps(const TrainConfig& config, const Dataset& data);
 // Throws UsageError for a config that cannot run on data (batch larger than the data, ...).

@@ -37,7 +37,8 @@ sim::RunWords run_words() {
           .link_overrides = tr("{} link overrides"),
           .faulty_nodes = tr("faulty nodes: {}"),
           .outages = tr("outages: {}"),
-          .buckets = tr("{:g} MB buckets")};
+          .buckets = tr("{:g} MB buckets"),
+          .local_sgd = tr("local SGD every {} steps from step {}")};
 }
 
 }  // namespace
