@@ -32,7 +32,7 @@ struct RunFlags {
   bool no_shuffle = false;
   std::string allreduce, device;
   double bucket_mb = 0;
-  double first_bucket_mb = -1;  // -1: not given
+  double first_bucket_mb = -1;                  // -1: not given
   int64_t local_sgd = 0, local_sgd_start = -1;  // -1: not given
   // [cluster]
   int nodes = -1;  // -1: not given
