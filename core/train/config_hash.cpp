@@ -23,8 +23,8 @@ ConfigFields config_fields(const TrainConfig& c) {
       {"--allreduce", to_string(c.allreduce)},
       {"--eval-every", std::to_string(c.eval_every)},
   };
-  // Buckets change the all_reduce's rounding. Only named when set, so that a checkpoint of
-  // a run without them keeps its fingerprint.
+  // Local SGD changes the updates, buckets the all_reduce's rounding. Each is only named
+  // when set, so that the fingerprint of a run without them is what it always was.
   if (c.local_period > 0) {
     fields.push_back({"--local-sgd", std::to_string(c.local_period)});
     fields.push_back({"--local-sgd-start", std::to_string(c.local_start)});
