@@ -13,6 +13,7 @@ BucketReducer::BucketReducer(Communicator& comm, ComputeDevice& device,
       buckets_(std::move(buckets)),
       algorithm_(algorithm),
       thread_([this] { serve(); }) {
+  std::lock_guard lock(mutex_);  // the thread already runs
   handed_.reserve(buckets_.size());
 }
 
