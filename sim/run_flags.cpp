@@ -89,8 +89,8 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
       ->check(integer_at_least(1, "steps between averages"))
       ->type_name("H");
   t.add_option("--local-sgd-start", f.local_sgd_start,
-               "With --local-sgd: the step (from 0) of the first local update; before it, "
-               "every step all-reduces the gradients (default 0)")
+               "With --local-sgd: the step (from 0) of the first local update; the steps "
+               "before it all-reduce their gradients (leave it out to start at once)")
       ->check(integer_at_least(0, "the step local SGD starts at"))
       ->type_name("K");
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
