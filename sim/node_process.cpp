@@ -19,8 +19,10 @@ using boost::asio::ip::tcp;
 // once this node listens, every rank's address.
 class Rendezvous {
  public:
-  Rendezvous(const NodeProcessOptions& p, int world, Clock::time_point deadline)
-      : p_(p), deadline_(deadline) {
+  // `since`: when the wait began (deadline = since + the timeout).
+  Rendezvous(const NodeProcessOptions& p, int world, Clock::time_point since,
+             Clock::time_point deadline)
+      : p_(p), since_(since), deadline_(deadline) {
     if (p.rank == 0) {
       // Rank 0 accepts on the listen address (loopback by default) at the rendezvous port.
       server_.emplace(tcp::endpoint(p.listen, p.rendezvous.port()), world, p.token, p.run_hash);
@@ -43,7 +45,7 @@ class Rendezvous {
       // address.
       const std::string host =
           p_.listen.is_unspecified() ? p_.rendezvous.address().to_string() : p_.listen.to_string();
-      RendezvousTable table = server_->serve({.host = host, .port = port}, deadline_);
+      RendezvousTable table = server_->serve({.host = host, .port = port}, deadline_, since_);
       server_.reset();  // the rendezvous port is free again
       return table;
     }
@@ -55,7 +57,7 @@ class Rendezvous {
 
  private:
   const NodeProcessOptions& p_;
-  const Clock::time_point deadline_;
+  const Clock::time_point since_, deadline_;
   std::optional<RendezvousServer> server_;
   std::optional<RendezvousClient> client_;
   int64_t epoch_ns_ = 0;
@@ -66,7 +68,8 @@ class Rendezvous {
 
 void run_node_process(const NodeProcessOptions& p, const ClusterOptions& options,
                       const NodeFunction& fn) {
-  Rendezvous rendezvous(p, options.nodes, Clock::now() + options.timeout);
+  const Clock::time_point since = Clock::now();
+  Rendezvous rendezvous(p, options.nodes, since, since + options.timeout);
   const Clock::time_point epoch{
       std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(rendezvous.epoch_ns()))};
   const bool same_host = rendezvous.same_host_as_rank0();

@@ -288,7 +288,8 @@ uint16_t RendezvousServer::port() const {
   return impl_->acceptor.local_endpoint().port();
 }
 
-RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_point deadline) {
+RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_point deadline,
+                                        Clock::time_point since) {
   Impl& s = *impl_;
   s.accept();
   s.io.restart();
@@ -318,8 +319,7 @@ RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_poi
   const std::string reason = fmt::format(
       "rank{} {} did not join the rendezvous at {} within {} s; start every rank "
       "with the same --rendezvous, --world and --token",
-      missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), s.name,
-      seconds(deadline - s.created));
+      missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), s.name, seconds(deadline - since));
   const std::vector<uint8_t> bytes = encode_abort(missing.front(), reason);
   for (const auto& c : s.conns)
     write_until(c->socket, bytes, write_deadline);

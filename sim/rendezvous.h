@@ -48,7 +48,10 @@ class RendezvousServer {
   // Registers ranks 1..world-1, then sends each the table (rank 0 at `self`) and returns it.
   // At the deadline, tells the registered ranks which are missing and throws TimeoutError
   // naming the first missing rank.
-  RendezvousTable serve(const PeerAddress& self, Clock::time_point deadline);
+  // `since`: when the wait for the ranks began (the deadline's start), which the message
+  // about a missing rank counts from, so it says the timeout the user gave.
+  RendezvousTable serve(const PeerAddress& self, Clock::time_point deadline,
+                        Clock::time_point since);
 
  private:
   struct Impl;
