@@ -11,8 +11,11 @@ namespace {
 
 void print_outcome(const sim::RunSpec& spec, const TrainResult& r, double total_s) {
   const bool local = spec.local_sgd > 0 && r.steps > spec.local_sgd_start;
-  fmt::print("  final loss       {:.4f} (training, last step{})\n", r.final_loss,
-             local ? ", rank 0's slice: the step was local" : "");
+  const char* own_slice = local ? ", rank 0's slice: the step was local"
+                          : !spec.compress.empty()
+                              ? ", rank 0's slice: --compress sums gradients only"
+                              : "";
+  fmt::print("  final loss       {:.4f} (training, last step{})\n", r.final_loss, own_slice);
   if (r.test_accuracy)
     fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
                r.test_loss.value_or(0));
@@ -20,6 +23,18 @@ void print_outcome(const sim::RunSpec& spec, const TrainResult& r, double total_
     fmt::print("  test loss        {:.4f}\n", *r.test_loss);
   fmt::print("  wall time        {:.2f} s  ({:.2f} ms per step)\n", total_s,
              r.wall_s * 1e3 / std::max<int64_t>(r.steps_run, 1));
+}
+
+// "compression      powersgd:1 from step 1000: 12.5x fewer values sent (PowerSGD's count)".
+void print_compression(const sim::RunSpec& spec, const TrainResult& r) {
+  const bool powersgd = spec.compress.starts_with("powersgd");
+  const std::string from = powersgd ? fmt::format(" from step {}", spec.powersgd_start) : "";
+  if (r.compression.after <= 0) {
+    fmt::print("  compression      {}{}: no step compressed yet\n", spec.compress, from);
+    return;
+  }
+  fmt::print("  compression      {}{}: {:.3g}x fewer gradient values sent{}\n", spec.compress, from,
+             r.compression.ratio(), powersgd ? " (PowerSGDState's count)" : "");
 }
 
 void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
@@ -36,6 +51,7 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
         "  local SGD        from step {}, each rank steps alone; parameters averaged every {} "
         "steps\n",
         spec.local_sgd_start, spec.local_sgd);
+  if (!spec.compress.empty()) print_compression(spec, r);
   if (!r.buckets.empty())
     fmt::print("  buckets          {}, each all-reduced while backward goes on\n", r.buckets);
   if (!sim) return;

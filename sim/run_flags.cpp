@@ -93,6 +93,16 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
                "before it all-reduce their gradients (leave it out to start at once)")
       ->check(integer_at_least(0, "the step local SGD starts at"))
       ->type_name("K");
+  t.add_option("--compress", f.compress,
+               "A DDP communication hook for the gradients: fp16 | bf16 | powersgd:R | "
+               "topk:RATIO (none: exact sums)")
+      ->type_name("HOOK");
+  t.add_option("--powersgd-start", f.powersgd_start,
+               fmt::format("With --compress powersgd: the steps that all-reduce plainly first, "
+                           "as PowerSGDState's start_powerSGD_iter (default {})",
+                           d.powersgd_start))
+      ->check(integer_at_least(0, "plain steps before PowerSGD"))
+      ->type_name("N");
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
 }
@@ -405,6 +415,29 @@ void read_local_sgd(const RunFlags& f, RunSpec& s) {
   s.local_sgd_start = f.local_sgd_start == -1 ? 0 : f.local_sgd_start;
 }
 
+void read_compress(const RunFlags& f, RunSpec& s) {
+  const CompressSpec spec = CompressSpec::parse(f.compress.empty() ? "none" : f.compress);
+  if (f.powersgd_start != -1 && spec.kind != CompressSpec::Kind::powersgd)
+    throw UsageError(fmt::format(
+        "--powersgd-start {} is given but the gradients are not compressed with PowerSGD: add "
+        "--compress powersgd:R, or drop --powersgd-start",
+        f.powersgd_start));
+  if (spec.kind == CompressSpec::Kind::none) return;
+  if (f.device != "cpu")
+    throw UsageError(fmt::format(
+        "--compress {} runs on --device cpu only: the GPUs sum their gradients in one piece; "
+        "drop --compress or use --device cpu",
+        f.compress));
+  if (f.checkpoint.every > 0 || f.checkpoint.resume)
+    throw UsageError(fmt::format(
+        "--compress {}: a checkpoint holds neither the hook nor its per-rank state (error "
+        "feedback, PowerSGD's Q); drop --checkpoint-every and --resume, or train without "
+        "--compress",
+        f.compress));
+  s.compress = spec.str();
+  if (f.powersgd_start != -1) s.powersgd_start = f.powersgd_start;
+}
+
 // cpu, cuda (each rank its local rank's GPU) or cuda:K; whether this build and machine
 // have it is the device factory's to say.
 void check_device(const std::string& device) {
@@ -445,6 +478,7 @@ void read_training(const RunFlags& f, RunSpec& s) {
   read_allreduce(f.allreduce, f.device, s);
   read_buckets(f.bucket_mb, f.first_bucket_mb, f.device, s);
   read_local_sgd(f, s);
+  read_compress(f, s);
 }
 
 // The files a run reads, with the flag that names them: the data spec's files (csv:, idx:),

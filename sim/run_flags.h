@@ -34,6 +34,8 @@ struct RunFlags {
   double bucket_mb = 0;
   double first_bucket_mb = -1;                  // -1: not given
   int64_t local_sgd = 0, local_sgd_start = -1;  // -1: not given
+  std::string compress;
+  int64_t powersgd_start = -1;  // -1: not given
   // [cluster]
   int nodes = -1;  // -1: not given
   std::string scenario;

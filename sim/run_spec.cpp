@@ -33,6 +33,8 @@ TrainConfig train_config(const RunSpec& s) {
   c.eval_every = s.eval_every;
   c.local_period = s.local_sgd;
   c.local_start = s.local_sgd_start;
+  if (!s.compress.empty()) c.compress = CompressSpec::parse(s.compress);
+  c.powersgd_start = s.powersgd_start;
   if (s.bucket_mb > 0) {
     c.bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.bucket_mb));
     c.first_bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.first_bucket_mb));
@@ -99,6 +101,7 @@ std::string describe_run(const RunSpec& s, const RunWords& w) {
   std::string out = fmt::format("{}, {}", allreduce_name(s), say(w.nodes, s.cluster.nodes));
   if (s.bucket_mb > 0) out += ", " + say(w.buckets, s.bucket_mb);
   if (s.local_sgd > 0) out += ", " + say(w.local_sgd, s.local_sgd, s.local_sgd_start);
+  if (!s.compress.empty()) out += ", " + say(w.compress, s.compress);
   if (l.latency_s > 0) out += ", " + format_duration(l.latency_s);
   if (l.bandwidth_Bps > 0) out += ", " + format_bandwidth(l.bandwidth_Bps);
   bool straggler = false;
@@ -273,6 +276,8 @@ RunSpec spec_from(const json& j) {
   s.first_bucket_mb = j.value("first_bucket_mb", s.first_bucket_mb);
   s.local_sgd = j.value("local_sgd", s.local_sgd);
   s.local_sgd_start = j.value("local_sgd_start", s.local_sgd_start);
+  s.compress = j.value("compress", s.compress);
+  s.powersgd_start = j.value("powersgd_start", s.powersgd_start);
   s.device = j.value("device", s.device);
   s.cluster = cluster_from(j.value("cluster", json::object()));
   s.scenario = j.value("scenario", s.scenario);
@@ -298,6 +303,8 @@ std::string run_spec_json(const RunSpec& s) {
                   {"first_bucket_mb", s.first_bucket_mb},
                   {"local_sgd", s.local_sgd},
                   {"local_sgd_start", s.local_sgd_start},
+                  {"compress", s.compress},
+                  {"powersgd_start", s.powersgd_start},
                   {"device", s.device},
                   {"cluster", cluster_json(s.cluster)},
                   {"scenario", s.scenario}};

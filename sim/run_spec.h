@@ -51,12 +51,14 @@ struct RunSpec {
   int64_t eval_every = 0;  // 0: at each epoch's end
   // How the gradients are summed, and where each rank computes.
   Algorithm allreduce = Algorithm::automatic;
-  bool nccl = false;            // the GPUs sum the gradients themselves (--allreduce nccl)
-  double bucket_mb = 0;         // > 0: DDP's buckets of this cap, reduced during backward
-  double first_bucket_mb = 1;   // the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES)
-  int64_t local_sgd = 0;        // > 0: post-local SGD, averaging every this many steps ...
-  int64_t local_sgd_start = 0;  // ... from this step (counting from 0) on
-  std::string device = "cpu";   // cpu | cuda | cuda:K
+  bool nccl = false;              // the GPUs sum the gradients themselves (--allreduce nccl)
+  double bucket_mb = 0;           // > 0: DDP's buckets of this cap, reduced during backward
+  double first_bucket_mb = 1;     // the first bucket's cap (DDP's _DEFAULT_FIRST_BUCKET_BYTES)
+  int64_t local_sgd = 0;          // > 0: post-local SGD, averaging every this many steps ...
+  int64_t local_sgd_start = 0;    // ... from this step (counting from 0) on
+  std::string compress;           // a DDP communication hook (CompressSpec text); "": none
+  int64_t powersgd_start = 1000;  // with compress powersgd: PowerSGDState's start_powerSGD_iter
+  std::string device = "cpu";     // cpu | cuda | cuda:K
   // Where it runs. On MPI ranks only `cluster.nodes` (0: as many as mpirun starts) and
   // `cluster.timeout` mean anything: the network is the real one.
   ClusterOptions cluster;
@@ -88,6 +90,7 @@ struct RunWords {
   const char* outages = "outages: {}";
   const char* buckets = "{:g} MB buckets";
   const char* local_sgd = "local SGD every {} steps from step {}";
+  const char* compress = "{} compression";
 };
 
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).

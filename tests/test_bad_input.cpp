@@ -236,9 +236,11 @@ void make_files(const std::string& d) {
 const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trace {d}/out/t.json";
 
 // dsgd train with one bad flag value; the outputs go to {d}/out.
+std::vector<Row> training_mode_rows();
+
 std::vector<Row> flag_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
-  return {
+  std::vector<Row> rows{
       {"--nodes -3", train("--nodes -3"), {"--nodes -3", "1 to 256"}},
       {"--nodes abc", train("--nodes abc"), {"--nodes", "abc", "dsgd train --help"}},
       {"--batch -5", train("--batch -5"), {"--batch -5", "at least 1"}},
@@ -280,23 +282,6 @@ std::vector<Row> flag_rows() {
       {"--timeout forever", train("--timeout forever"), {"--timeout 'forever'", "unit"}},
       {"--topology ring", train("--topology ring"), {"--topology", "mesh, switch or racks"}},
       {"--device gpu", train("--device gpu"), {"--device gpu", "--device cpu"}},
-      {"--bucket-mb -1", train("--bucket-mb -1"), {"--bucket-mb -1", "DDP uses 25"}},
-      {"--first-bucket-mb 0",
-       train("--bucket-mb 25 --first-bucket-mb 0"),
-       {"--first-bucket-mb 0", "DDP uses 1"}},
-      {"--first-bucket-mb 0.5",
-       train("--first-bucket-mb 0.5"),
-       {"--first-bucket-mb 0.5", "add --bucket-mb"}},
-      {"--local-sgd 0", train("--local-sgd 0"), {"--local-sgd", "'0'", "1 or more"}},
-      {"--local-sgd-start 5",
-       train("--local-sgd-start 5"),
-       {"--local-sgd-start 5", "add --local-sgd H"}},
-      {"--local-sgd 8 --checkpoint-every 5",
-       train("--local-sgd 8 --checkpoint-every 5 --checkpoint-dir {d}/ck"),
-       {"--local-sgd 8", "checkpoint (rank 0's) cannot hold"}},
-      {"--bucket-mb 25 --device cuda",
-       train("--bucket-mb 25 --device cuda"),
-       {"--bucket-mb 25", "--device cpu only"}},
       {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
       {"--save given twice", train("--save {d}/out/q.npz"), {"--save", "dsgd train --help"}},
       {"--metrics DIRECTORY", "train -q --metrics {d}", {"--metrics", "is a directory"}},
@@ -314,6 +299,47 @@ std::vector<Row> flag_rows() {
       {"--trace into a missing directory",
        "train -q --trace {d}/missing/t.json",
        {"--trace", "does not exist", "create it"}},
+  };
+  for (Row& row : training_mode_rows())
+    rows.push_back(std::move(row));
+  return rows;
+}
+
+// dsgd train with a bad choice of training mode: buckets, local SGD, compression.
+std::vector<Row> training_mode_rows() {
+  const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
+  return {
+      {"--bucket-mb -1", train("--bucket-mb -1"), {"--bucket-mb -1", "DDP uses 25"}},
+      {"--first-bucket-mb 0",
+       train("--bucket-mb 25 --first-bucket-mb 0"),
+       {"--first-bucket-mb 0", "DDP uses 1"}},
+      {"--first-bucket-mb 0.5",
+       train("--first-bucket-mb 0.5"),
+       {"--first-bucket-mb 0.5", "add --bucket-mb"}},
+      {"--local-sgd 0", train("--local-sgd 0"), {"--local-sgd", "'0'", "1 or more"}},
+      {"--local-sgd-start 5",
+       train("--local-sgd-start 5"),
+       {"--local-sgd-start 5", "add --local-sgd H"}},
+      {"--local-sgd 8 --checkpoint-every 5",
+       train("--local-sgd 8 --checkpoint-every 5 --checkpoint-dir {d}/ck"),
+       {"--local-sgd 8", "checkpoint (rank 0's) cannot hold"}},
+      {"--compress zip", train("--compress zip"), {"--compress \"zip\"", "powersgd:R"}},
+      {"--compress topk:2", train("--compress topk:2"), {"topk:2", "at most 1"}},
+      {"--powersgd-start 10",
+       train("--powersgd-start 10"),
+       {"--powersgd-start 10", "add --compress powersgd:R"}},
+      {"--compress fp16 --local-sgd 4",
+       train("--compress fp16 --local-sgd 4"),
+       {"--compress fp16 and --local-sgd 4", "use one of them"}},
+      {"--compress powersgd:1 --checkpoint-every 5",
+       train("--compress powersgd:1 --checkpoint-every 5 --checkpoint-dir {d}/ck"),
+       {"--compress powersgd:1", "drop --checkpoint-every"}},
+      {"--compress fp16 --device cuda",
+       train("--compress fp16 --device cuda"),
+       {"--compress fp16", "--device cpu only"}},
+      {"--bucket-mb 25 --device cuda",
+       train("--bucket-mb 25 --device cuda"),
+       {"--bucket-mb 25", "--device cpu only"}},
   };
 }
 

@@ -3,6 +3,7 @@
 // exactly the rank pairs it names, and a training run over exactly training_pairs: the
 // ring's pairs only when its gradients use the ring.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -96,4 +97,24 @@ TEST_CASE("a training run talks over exactly training_pairs, with the ring over 
       if (a == Algorithm::ring)
         CHECK(want == collective_pairs(CollectiveOp::all_reduce, Algorithm::ring, world, 0));
     }
+}
+
+TEST_CASE("a run with a compression hook talks over training_pairs only",
+          "[collectives][pairs][sim][train][comm_hooks]") {
+  const Dataset data = load_dataset("synthetic:train=256,test=64,features=8,classes=4");
+  const int world = 6;
+  for (const char* hook : {"fp16", "powersgd:1", "topk:0.1"}) {
+    TrainConfig config{.model = ModelSpec::parse("mlp:16"),
+                       .global_batch = 64,
+                       .steps = 3,
+                       .allreduce = Algorithm::tree,
+                       .eval_every = 1};
+    config.compress = CompressSpec::parse(hook);
+    config.powersgd_start = 1;
+    INFO(hook);
+    const std::vector<RankPair> want = training_pairs(config, data, world);
+    for (const RankPair& p :
+         pairs_sent(world, [&](Communicator& comm) { train(comm, data, config); }))
+      CHECK(std::find(want.begin(), want.end(), p) != want.end());
+  }
 }

@@ -172,3 +172,16 @@ TEST_CASE("the network's description names the links that differ, in the units g
     c.network.overrides.push_back({.to = i, .loss = 0.01});
   CHECK(sim::describe_network(c).find("5 link overrides") != std::string::npos);
 }
+
+TEST_CASE("a compression hook survives the run description's JSON form") {
+  const RunSpec s = spec_of({"--compress", "powersgd:2", "--powersgd-start", "50"});
+  const RunSpec back = run_spec_from_json(run_spec_json(s), "test");
+  CHECK(back.compress == "powersgd:2");
+  CHECK(back.powersgd_start == 50);
+  const TrainConfig c = train_config(back);
+  CHECK(c.compress == CompressSpec{.kind = CompressSpec::Kind::powersgd, .rank = 2});
+  CHECK(c.powersgd_start == 50);
+  CHECK(describe_run(back).find("auto, 4 nodes, powersgd:2 compression") == 0);
+  CHECK(train_config(spec_of({})).compress.kind == CompressSpec::Kind::none);
+  CHECK(train_config(spec_of({"--compress", "none"})).compress.kind == CompressSpec::Kind::none);
+}

@@ -21,7 +21,7 @@
 
 namespace dsgd {
 
-void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, ReduceOp op) {
+void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Reduction op) {
   const int n = comm.size();
   const int r = comm.rank();
   const int tag = collective_tag::kAllReduceHalvingDoubling;

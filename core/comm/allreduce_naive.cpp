@@ -10,7 +10,7 @@
 
 namespace dsgd {
 
-void all_reduce_naive(Communicator& comm, std::span<float> data, ReduceOp op) {
+void all_reduce_naive(Communicator& comm, std::span<float> data, Reduction op) {
   const int n = comm.size();
   const int tag = collective_tag::kAllReduceNaive;
   if (comm.rank() != 0) {

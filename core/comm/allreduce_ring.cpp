@@ -18,7 +18,7 @@
 
 namespace dsgd {
 
-void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op) {
+void all_reduce_ring(Communicator& comm, std::span<float> data, Reduction op) {
   const int n = comm.size();
   const int r = comm.rank();
   if (n == 1) {

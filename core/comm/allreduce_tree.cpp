@@ -7,7 +7,7 @@
 
 namespace dsgd {
 
-void all_reduce_tree(Communicator& comm, std::span<float> data, ReduceOp op) {
+void all_reduce_tree(Communicator& comm, std::span<float> data, Reduction op) {
   const int tag = collective_tag::kAllReduceTree;
   // data is everyone's scratch: it is overwritten by the broadcast anyway.
   reduce_binomial(comm, data, op, 0, tag);

@@ -27,6 +27,12 @@ constexpr CollectiveOp kAllOps[] = {CollectiveOp::broadcast,      CollectiveOp::
                                     CollectiveOp::scatter,        CollectiveOp::all_gather,
                                     CollectiveOp::reduce_scatter, CollectiveOp::barrier};
 
+// Whether a reduction tries the backend's own: asked for, and over float32 values (a
+// backend's reduction knows nothing of dsgd's packed 16-bit floats: those take dsgd's).
+bool asks_native(const CollectiveOptions& options, const Reduction& r) {
+  return options.algorithm == Algorithm::native && r.wire == WireFormat::f32;
+}
+
 void check_root(const Communicator& comm, int root, const char* op) {
   if (root < 0 || root >= comm.size())
     throw UsageError(
@@ -215,13 +221,13 @@ void broadcast(Communicator& comm, std::span<float> data, int root,
     broadcast_binomial(comm, data, root);
 }
 
-void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,
+void reduce(Communicator& comm, std::span<float> data, Reduction op, int root,
             const CollectiveOptions& options) {
   check_root(comm, root, "reduce");
   resolve_algorithm(CollectiveOp::reduce, options.algorithm, comm.size(), data.size_bytes());
   CollectiveScope scope(comm, "reduce", data.size_bytes());
   const int n = comm.size();
-  if (n > 1 && options.algorithm == Algorithm::native && comm.native_reduce(data, op, root)) return;
+  if (n > 1 && asks_native(options, op) && comm.native_reduce(data, op.op, root)) return;
   if (comm.rank() == root) {
     reduce_binomial(comm, data, op, root);
     finish_reduce(data, op, n);  // AVG divides once, on the root
@@ -233,7 +239,7 @@ void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,
   reduce_binomial(comm, copy, op, root);
 }
 
-void all_reduce(Communicator& comm, std::span<float> data, ReduceOp op,
+void all_reduce(Communicator& comm, std::span<float> data, Reduction op,
                 const CollectiveOptions& options) {
   const int n = comm.size();
   Algorithm algorithm =
@@ -243,7 +249,7 @@ void all_reduce(Communicator& comm, std::span<float> data, ReduceOp op,
     finish_reduce(data, op, 1);
     return;
   }
-  if (options.algorithm == Algorithm::native && comm.native_all_reduce(data, op)) return;
+  if (asks_native(options, op) && comm.native_all_reduce(data, op.op)) return;
   switch (algorithm) {
     case Algorithm::naive:
       all_reduce_naive(comm, data, op);
@@ -308,7 +314,7 @@ void all_gather(Communicator& comm, std::span<const float> send, std::span<float
 }
 
 void reduce_scatter(Communicator& comm, std::span<const float> send, std::span<float> recv,
-                    ReduceOp op, const CollectiveOptions& options) {
+                    Reduction op, const CollectiveOptions& options) {
   check_rows(comm, "reduce_scatter", "send", send.size(), recv.size(), "received by each", false);
   const int n = comm.size();
   resolve_algorithm(CollectiveOp::reduce_scatter, options.algorithm, n, send.size_bytes());
@@ -318,7 +324,7 @@ void reduce_scatter(Communicator& comm, std::span<const float> send, std::span<f
     finish_reduce(recv, op, 1);
     return;
   }
-  if (options.algorithm == Algorithm::native && comm.native_reduce_scatter(send, recv, op)) return;
+  if (asks_native(options, op) && comm.native_reduce_scatter(send, recv, op.op)) return;
   reduce_scatter_ring(comm, send, recv, op);
 }
 

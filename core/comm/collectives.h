@@ -80,10 +80,11 @@ inline constexpr int kBroadcastRing = kCollectiveTagBase + 12;
 void broadcast(Communicator& comm, std::span<float> data, int root,
                const CollectiveOptions& options = {});
 // data: on root overwritten with the reduction over all ranks; unchanged elsewhere.
-void reduce(Communicator& comm, std::span<float> data, ReduceOp op, int root,
+void reduce(Communicator& comm, std::span<float> data, Reduction op, int root,
             const CollectiveOptions& options = {});
-// data: overwritten on every rank with the reduction over all ranks.
-void all_reduce(Communicator& comm, std::span<float> data, ReduceOp op = ReduceOp::SUM,
+// data: overwritten on every rank with the reduction over all ranks. With a Reduction over
+// 16-bit values (float16.h), data holds them packed, two to a float, on the wire and after.
+void all_reduce(Communicator& comm, std::span<float> data, Reduction op = ReduceOp::SUM,
                 const CollectiveOptions& options = {});
 // send is (c); recv is (R, c) on root: row i is rank i's send; elsewhere empty or (R, c)
 // and left untouched.
@@ -98,23 +99,23 @@ void all_gather(Communicator& comm, std::span<const float> send, std::span<float
                 const CollectiveOptions& options = {});
 // send is (R, c); recv is (c): on rank i, row i of the reduction of every rank's send.
 void reduce_scatter(Communicator& comm, std::span<const float> send, std::span<float> recv,
-                    ReduceOp op = ReduceOp::SUM, const CollectiveOptions& options = {});
+                    Reduction op = ReduceOp::SUM, const CollectiveOptions& options = {});
 // Returns once every rank has entered it.
 void barrier(Communicator& comm, const CollectiveOptions& options = {});
 
 // The algorithms behind the entry points, callable directly (lessons, benchmarks, tests).
 // They trust their arguments: the entry points above check sizes and roots.
-void all_reduce_naive(Communicator& comm, std::span<float> data, ReduceOp op);
-void all_reduce_ring(Communicator& comm, std::span<float> data, ReduceOp op);
-void all_reduce_tree(Communicator& comm, std::span<float> data, ReduceOp op);
-void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, ReduceOp op);
+void all_reduce_naive(Communicator& comm, std::span<float> data, Reduction op);
+void all_reduce_ring(Communicator& comm, std::span<float> data, Reduction op);
+void all_reduce_tree(Communicator& comm, std::span<float> data, Reduction op);
+void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Reduction op);
 void broadcast_binomial(Communicator& comm, std::span<float> data, int root,
                         int tag = collective_tag::kBroadcast);
 void broadcast_chain(Communicator& comm, std::span<float> data, int root,
                      int tag = collective_tag::kBroadcastRing);
 // acc: this rank's contribution, used as scratch on every rank; on root the reduction
 // (before finish_reduce: AVG is still a sum). Non-roots end with a partial result.
-void reduce_binomial(Communicator& comm, std::span<float> acc, ReduceOp op, int root,
+void reduce_binomial(Communicator& comm, std::span<float> acc, Reduction op, int root,
                      int tag = collective_tag::kReduce);
 void gather_linear(Communicator& comm, std::span<const float> send, std::span<float> recv,
                    int root);
@@ -122,7 +123,7 @@ void scatter_linear(Communicator& comm, std::span<const float> send, std::span<f
                     int root);
 void all_gather_ring(Communicator& comm, std::span<const float> send, std::span<float> recv);
 void reduce_scatter_ring(Communicator& comm, std::span<const float> send, std::span<float> recv,
-                         ReduceOp op);
+                         Reduction op);
 void barrier_dissemination(Communicator& comm);
 
 }  // namespace dsgd

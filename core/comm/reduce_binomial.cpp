@@ -9,7 +9,7 @@
 
 namespace dsgd {
 
-void reduce_binomial(Communicator& comm, std::span<float> acc, ReduceOp op, int root, int tag) {
+void reduce_binomial(Communicator& comm, std::span<float> acc, Reduction op, int root, int tag) {
   const int n = comm.size();
   const int v = (comm.rank() - root + n) % n;
   std::span<float> incoming;  // scratch slot 0: reduce() keeps a non-root's copy in slot 1

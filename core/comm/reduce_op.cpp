@@ -1,6 +1,8 @@
 #include "core/comm/reduce_op.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <stdexcept>
 
 #include "core/errors.h"
@@ -49,10 +51,36 @@ float reduce_pair(float a, float b, ReduceOp op) {
   return a;
 }
 
-void reduce_into(std::span<float> acc, std::span<const float> in, ReduceOp op) {
+namespace {
+
+// One packed float's two 16-bit values, each through f, back into the same place.
+template <class F>
+float each_half(float packed, WireFormat wire, F f) {
+  const uint32_t u = std::bit_cast<uint32_t>(packed);
+  const uint32_t lo =
+      to_float16(f(from_float16(static_cast<uint16_t>(u & 0xffffu), wire), 0), wire);
+  const uint32_t hi = to_float16(f(from_float16(static_cast<uint16_t>(u >> 16), wire), 1), wire);
+  return std::bit_cast<float>(lo | hi << 16);
+}
+
+void reduce_packed(std::span<float> acc, std::span<const float> in, Reduction r) {
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const uint32_t b = std::bit_cast<uint32_t>(in[i]);
+    const float b_half[2] = {from_float16(static_cast<uint16_t>(b & 0xffffu), r.wire),
+                             from_float16(static_cast<uint16_t>(b >> 16), r.wire)};
+    acc[i] =
+        each_half(acc[i], r.wire, [&](float a, int k) { return reduce_pair(a, b_half[k], r.op); });
+  }
+}
+
+}  // namespace
+
+void reduce_into(std::span<float> acc, std::span<const float> in, Reduction r) {
   if (acc.size() != in.size())
     throw std::logic_error("reduce_into: " + std::to_string(acc.size()) + " vs " +
                            std::to_string(in.size()) + " elements");
+  if (r.wire != WireFormat::f32) return reduce_packed(acc, in, r);
+  const ReduceOp op = r.op;
   float* a = acc.data();
   const float* b = in.data();
   const size_t n = acc.size();
@@ -78,10 +106,15 @@ void reduce_into(std::span<float> acc, std::span<const float> in, ReduceOp op) {
   }
 }
 
-void finish_reduce(std::span<float> data, ReduceOp op, int world) {
-  if (op != ReduceOp::AVG || world <= 1) return;
+void finish_reduce(std::span<float> data, Reduction r, int world) {
+  if (r.op != ReduceOp::AVG || world <= 1) return;
   // Divide rather than multiply by 1/world: the same rounding as torch's AVG.
   const float w = static_cast<float>(world);
+  if (r.wire != WireFormat::f32) {
+    for (float& v : data)
+      v = each_half(v, r.wire, [w](float x, int) { return x / w; });
+    return;
+  }
   for (float& v : data)
     v /= w;
 }

@@ -5,6 +5,8 @@
 #include <span>
 #include <string>
 
+#include "core/comm/float16.h"
+
 namespace dsgd {
 
 enum class ReduceOp { SUM, AVG, MAX, MIN, PROD };
@@ -12,12 +14,23 @@ enum class ReduceOp { SUM, AVG, MAX, MIN, PROD };
 const char* to_string(ReduceOp op);
 ReduceOp parse_reduce_op(const std::string& text);  // "sum", "avg", ... (UsageError otherwise)
 
+// What a reducing collective computes: `op` over values held in `wire` (float16.h). A
+// ReduceOp alone converts to a float32 reduction, so every collective takes either.
+struct Reduction {
+  ReduceOp op = ReduceOp::SUM;
+  WireFormat wire = WireFormat::f32;
+  Reduction(ReduceOp op = ReduceOp::SUM, WireFormat wire = WireFormat::f32)  // NOLINT: implicit
+      : op(op), wire(wire) {}
+};
+
 // a (op) b for one pair of values, AVG accumulating like SUM: the operators' definition,
 // which reference results (tests, the bench's checks) fold over ranks in rank order.
 float reduce_pair(float a, float b, ReduceOp op);
-// acc[i] = acc[i] (op) in[i] for every i; AVG accumulates like SUM. Sizes must match.
-void reduce_into(std::span<float> acc, std::span<const float> in, ReduceOp op);
-// Applies what is left of `op` once the reduction is complete: AVG divides by world.
-void finish_reduce(std::span<float> data, ReduceOp op, int world);
+// acc[i] = acc[i] (op) in[i] for every value; AVG accumulates like SUM. Sizes must match.
+// 16-bit values are combined in float32 and rounded back to 16 bits, pair by pair, as Gloo
+// and NCCL sum float16 and bfloat16 tensors.
+void reduce_into(std::span<float> acc, std::span<const float> in, Reduction r);
+// Applies what is left of the reduction once it is complete: AVG divides by world.
+void finish_reduce(std::span<float> data, Reduction r, int world);
 
 }  // namespace dsgd

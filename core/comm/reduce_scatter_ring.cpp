@@ -12,7 +12,7 @@
 namespace dsgd {
 
 void reduce_scatter_ring(Communicator& comm, std::span<const float> send, std::span<float> recv,
-                         ReduceOp op) {
+                         Reduction op) {
   const int n = comm.size();
   const int r = comm.rank();
   const size_t c = recv.size();

@@ -6,12 +6,11 @@
 
 namespace dsgd {
 
-BucketReducer::BucketReducer(Communicator& comm, ComputeDevice& device,
-                             std::vector<GradientBucket> buckets, Algorithm algorithm)
+BucketReducer::BucketReducer(Communicator& comm, std::vector<GradientBucket> buckets,
+                             ReduceBucket reduce)
     : comm_(comm),
-      device_(device),
       buckets_(std::move(buckets)),
-      algorithm_(algorithm),
+      reduce_(std::move(reduce)),
       thread_([this] { serve(); }) {
   std::lock_guard lock(mutex_);  // the thread already runs
   handed_.reserve(buckets_.size());
@@ -32,7 +31,7 @@ void BucketReducer::layers_done(int64_t lowest_layer, std::span<float> grads, do
     while (handed_.size() < buckets_.size() &&
            buckets_[handed_.size()].lowest_layer >= lowest_layer) {
       const GradientBucket& b = buckets_[handed_.size()];
-      handed_.push_back({grads.subspan(b.begin, b.end - b.begin), front_s});
+      handed_.push_back({handed_.size(), grads.subspan(b.begin, b.end - b.begin), front_s});
     }
   }
   cv_.notify_all();
@@ -80,7 +79,7 @@ void BucketReducer::serve() {
 
 void BucketReducer::reduce(const Handed& h) {
   comm_.advance_model_to(h.front_s);
-  device_.reduce_gradients(comm_, h.data, algorithm_);
+  reduce_(h.index, h.data);
 }
 
 }  // namespace dsgd

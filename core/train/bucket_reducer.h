@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -23,15 +24,15 @@
 
 #include "core/comm/collectives.h"
 #include "core/train/buckets.h"
-#include "core/train/device.h"
 
 namespace dsgd {
 
 class BucketReducer {
  public:
-  // `algorithm` is the run's (--allreduce); each bucket resolves it for its own size.
-  BucketReducer(Communicator& comm, ComputeDevice& device, std::vector<GradientBucket> buckets,
-                Algorithm algorithm);
+  // How one bucket is summed over the ranks, on the communication thread: `index` into
+  // buckets, `data` the bucket's range of the gradient buffer (an all_reduce, or a hook's).
+  using ReduceBucket = std::function<void(size_t index, std::span<float> data)>;
+  BucketReducer(Communicator& comm, std::vector<GradientBucket> buckets, ReduceBucket reduce);
   ~BucketReducer();  // stops the thread once its bucket is done
   BucketReducer(const BucketReducer&) = delete;
   BucketReducer& operator=(const BucketReducer&) = delete;
@@ -49,6 +50,7 @@ class BucketReducer {
 
  private:
   struct Handed {
+    size_t index;
     std::span<float> data;
     double front_s;
   };
@@ -56,9 +58,8 @@ class BucketReducer {
   void reduce(const Handed& h);  // one bucket, on that thread
 
   Communicator& comm_;
-  ComputeDevice& device_;
   const std::vector<GradientBucket> buckets_;
-  const Algorithm algorithm_;
+  const ReduceBucket reduce_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<Handed> handed_;  // this step's, in bucket order

@@ -23,8 +23,8 @@ ConfigFields config_fields(const TrainConfig& c) {
       {"--allreduce", to_string(c.allreduce)},
       {"--eval-every", std::to_string(c.eval_every)},
   };
-  // Local SGD changes the updates, buckets the all_reduce's rounding. Each is only named
-  // when set, so that the fingerprint of a run without them is what it always was.
+  // Local SGD and compression change the updates, buckets the all_reduce's rounding. Each is only
+  // named when set, so that the fingerprint of a run without them is what it always was.
   if (c.local_period > 0) {
     fields.push_back({"--local-sgd", std::to_string(c.local_period)});
     fields.push_back({"--local-sgd-start", std::to_string(c.local_start)});
@@ -33,6 +33,10 @@ ConfigFields config_fields(const TrainConfig& c) {
     fields.push_back({"--bucket-mb", bucket_mb_text(c.bucket_bytes)});
     fields.push_back({"--first-bucket-mb", bucket_mb_text(c.first_bucket_bytes)});
   }
+  if (c.compress.kind != CompressSpec::Kind::none)
+    fields.push_back({"--compress", c.compress.str()});
+  if (c.compress.kind == CompressSpec::Kind::powersgd)
+    fields.push_back({"--powersgd-start", std::to_string(c.powersgd_start)});
   return fields;
 }
 

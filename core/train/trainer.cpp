@@ -39,6 +39,10 @@ bool local_step(const TrainConfig& config, int64_t step) {
   return config.local_period > 0 && step >= config.local_start;
 }
 
+bool reports_own_slice(const TrainConfig& config, int64_t step) {
+  return local_step(config, step) || config.compress.kind != CompressSpec::Kind::none;
+}
+
 bool averages_after(const TrainConfig& config, int64_t step) {
   return local_step(config, step) && (step - config.local_start) % config.local_period == 0;
 }
@@ -63,8 +67,35 @@ TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int
 
 std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model) {
   if (config.bucket_bytes <= 0) return {};
-  return assign_buckets(model, config.first_bucket_bytes, config.bucket_bytes, kExtra);
+  const bool hooked = config.compress.kind != CompressSpec::Kind::none;
+  return assign_buckets(model, config.first_bucket_bytes, config.bucket_bytes, hooked ? 0 : kExtra);
 }
+
+namespace {
+
+std::unique_ptr<CommHook> training_hook(const TrainConfig& config) {
+  return make_comm_hook({.spec = config.compress,
+                         .algorithm = config.allreduce,
+                         .powersgd_start = config.powersgd_start,
+                         .seed = config.seed,
+                         .initial_q = config.powersgd_initial_q});
+}
+
+// The pairs of every collective the run's hook runs, for each of its buckets.
+void add_hook_pairs(std::vector<RankPair>& pairs, const TrainConfig& config, const Mlp& model,
+                    int world) {
+  const std::unique_ptr<CommHook> hook = training_hook(config);
+  if (!hook) return;
+  for (const HookBucket& b : hook_buckets(model, training_buckets(config, model)))
+    for (const HookCollective& c : hook->collectives(b, world)) {
+      const Algorithm a = resolve_algorithm(
+          c.op, c.op == CollectiveOp::all_reduce ? config.allreduce : Algorithm::automatic, world,
+          c.bytes);
+      merge_pairs(pairs, collective_pairs(c.op, a, world, c.bytes));
+    }
+}
+
+}  // namespace
 
 std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world) {
   const Mlp model =
@@ -79,6 +110,7 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
         resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, bytes);
     merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, bucket, world, bytes));
   }
+  add_hook_pairs(pairs, config, model, world);
   merge_pairs(pairs, collective_pairs(CollectiveOp::broadcast, a.broadcast, world, params_bytes));
   if (config.local_period > 0)
     merge_pairs(pairs,
@@ -105,6 +137,13 @@ void validate(const TrainConfig& config, const Dataset& data) {
   if (config.local_period < 0 || config.local_start < 0)
     throw UsageError(fmt::format("--local-sgd {} from step {}: give a period >= 1 and a step >= 0",
                                  config.local_period, config.local_start));
+  if (config.compress.kind != CompressSpec::Kind::none && config.local_period > 0)
+    throw UsageError(fmt::format(
+        "--compress {} and --local-sgd {}: a local SGD step sends no gradients to compress; "
+        "use one of them",
+        config.compress.str(), config.local_period));
+  if (config.powersgd_start < 0)
+    throw UsageError(fmt::format("--powersgd-start {}: give a step >= 0", config.powersgd_start));
   if (data.task == Task::regression && !uses_mse(config.model))
     throw UsageError(
         fmt::format("--model {} is a classifier but the data are a regression "
@@ -177,6 +216,9 @@ struct Run {
   std::vector<double> layer_macs;  // per sample
   double macs = 0;                 // their sum
   int64_t params = 0;
+  // Before the reducer, whose thread calls the hook: destroyed after it.
+  std::unique_ptr<CommHook> hook;              // with config.compress
+  std::vector<HookBucket> hook_buckets;        // its buckets (one without bucket_bytes)
   std::unique_ptr<BucketReducer> reducer;      // with config.bucket_bytes
   Algorithm averaging = Algorithm::automatic;  // local SGD's average of the parameters
   std::vector<float> averaged;                 // (P) its buffer, with local SGD
@@ -201,7 +243,10 @@ GradientTimes gradients_then_reduce(Run& run, std::span<const int64_t> rows, flo
   GradientTimes t{.compute_s = seconds_since(start)};
   if (!reduce) return t;
   const Clock::time_point comm_start = Clock::now();
-  run.device.reduce_gradients(comm, grads, run.config.allreduce);
+  if (run.hook)
+    run.hook->reduce(comm, run.hook_buckets[0], grads.first(size_t(run.params)));
+  else
+    run.device.reduce_gradients(comm, grads, run.config.allreduce);
   t.comm_s = seconds_since(comm_start);
   return t;
 }
@@ -257,14 +302,17 @@ StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global)
   auto [lo, hi] = DataParallelSampler::slice(b, comm.rank(), comm.size());
   const std::span<const int64_t> rows = global.indices.subspan(lo, hi - lo);
   const bool local = local_step(run.config, step);
+  const int64_t own_rows = std::max<int64_t>(hi - lo, 1);
   // The mean over the rows the update sees: the global batch's, or this rank's slice's.
-  const int64_t rows_seen = local ? std::max<int64_t>(hi - lo, 1) : b;
-  const float scale = 1.0f / static_cast<float>(rows_seen);
+  const float scale = 1.0f / static_cast<float>(local ? own_rows : b);
   GradientTimes g = run.reducer && !local ? gradients_in_buckets(run, rows, scale)
                                           : gradients_then_reduce(run, rows, scale, !local);
+  if (run.hook) run.hook->step_done();
+  // The rows the loss and correct count were summed over (reduced with the gradients, or not).
+  const int64_t rows_seen = reports_own_slice(run.config, step) ? own_rows : b;
   const Clock::time_point update_start = Clock::now();
   comm.emit({.kind = EventKind::compute_begin, .op = "update"});
-  float extra[kExtra];  // the loss sum and correct count (reduced, unless the step is local)
+  float extra[kExtra];  // the loss sum and correct count (of rows_seen)
   run.device.update(extra);
   const double update_s = seconds_since(update_start);
   comm.on_compute(update_s, 4.0 * double(run.params));
@@ -276,6 +324,24 @@ StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global)
   m.compute_s = g.compute_s + update_s;
   m.bytes_sent = comm.bytes_sent() - bytes_before;
   return m;
+}
+
+// How the run's gradients are summed: its hook over its buckets, and the reducer that
+// all-reduces buckets while backward goes on.
+void start_reducing(Run& run, const Mlp& model, TrainResult& result) {
+  const TrainConfig& config = run.config;
+  std::vector<GradientBucket> buckets = training_buckets(config, model);
+  run.hook = training_hook(config);
+  if (run.hook) run.hook_buckets = hook_buckets(model, buckets);
+  if (buckets.empty()) return;
+  result.buckets = describe_buckets(buckets);
+  BucketReducer::ReduceBucket reduce = [&run](size_t i, std::span<float> data) {
+    if (run.hook)
+      run.hook->reduce(run.comm, run.hook_buckets[i], data);
+    else
+      run.device.reduce_gradients(run.comm, data, run.config.allreduce);
+  };
+  run.reducer = std::make_unique<BucketReducer>(run.comm, std::move(buckets), std::move(reduce));
 }
 
 bool evaluates_after(const Run& run, int64_t step, int64_t steps,
@@ -350,11 +416,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     run.macs += macs;
   run.averaging = algorithms.averaging;
   if (config.local_period > 0) run.averaged.resize(static_cast<size_t>(model.num_params()));
-  if (config.bucket_bytes > 0) {
-    run.reducer = std::make_unique<BucketReducer>(comm, *device, training_buckets(config, model),
-                                                  config.allreduce);
-    result.buckets = describe_buckets(run.reducer->buckets());
-  }
+  start_reducing(run, model, result);
   const Clock::time_point t0 = Clock::now();
   for (int64_t step = first_step; step < steps; ++step) {
     comm.on_step(step + 1);
@@ -378,6 +440,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     }
   }
   result.wall_s = seconds_since(t0);
+  if (run.hook) result.compression = run.hook->stats();
   result.world = comm.size();
   result.model_s = comm.model_s();
   pull(*device, model, sgd);

@@ -18,6 +18,7 @@
 #include "core/nn/model.h"
 #include "core/nn/sgd.h"
 #include "core/train/buckets.h"
+#include "core/train/comm_hook.h"
 #include "core/train/device.h"
 
 namespace dsgd {
@@ -43,11 +44,17 @@ struct TrainConfig {
   // rank's own). local_period = H > 0 turns it on; 0: synchronous SGD throughout.
   int64_t local_period = 0;
   int64_t local_start = 0;  // K
-  DeviceFactory device;     // where each rank computes: empty for the CPU (--device cuda: cli)
+  // A DDP communication hook (comm_hook.h) each bucket (or, without buckets, the whole
+  // gradient) is summed with: --compress. none: one exact all_reduce.
+  CompressSpec compress;
+  int64_t powersgd_start = 1000;  // PowerSGDState's start_powerSGD_iter
+  // Tests only: PowerSGD's initial Q instead of dsgd's seeded draw (powersgd_hook.h).
+  std::function<void(const HookBucket&, const HookTensor&, std::span<float>)> powersgd_initial_q;
+  DeviceFactory device;  // where each rank computes: empty for the CPU (--device cuda: cli)
 };
 
 // What one step did, as rank 0 saw it (loss and accuracy are over the global batch; in a
-// local SGD step, over rank 0's slice of it).
+// local SGD step or with a --compress hook, over rank 0's slice of it).
 struct StepMetrics {
   int64_t step = 0;  // 1-based: the number of updates done
   int64_t epoch = 0;
@@ -74,6 +81,7 @@ struct TrainResult {
   uint64_t bytes_sent = 0;
   std::string gradient_reducer;  // "NCCL 2.28.9" where the devices summed the gradients
   std::string buckets;           // describe_buckets(), with bucket_bytes
+  CompressionStats compression;  // with a --compress hook, over the steps it compressed
   // Final parameters: identical on every rank, except with local SGD after a step that did
   // not average (as in PyTorch, each rank then keeps its own).
   std::vector<NamedTensor> params;
@@ -109,6 +117,9 @@ struct TrainingAlgorithms {
   Algorithm averaging;   // local SGD's average of the P parameters
 };
 TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params);
+// Whether the step's loss and accuracy are rank 0's slice's alone: a local SGD step, or a
+// step whose gradients a compression hook sums (the exact sums ride with exact gradients).
+bool reports_own_slice(const TrainConfig& config, int64_t step);
 // The gradient buckets of a run of `config` (none without bucket_bytes).
 std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model);
 // The rank pairs a run of `config` on `data` over `world` ranks talks over: those of the

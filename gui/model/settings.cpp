@@ -38,7 +38,8 @@ sim::RunWords run_words() {
           .faulty_nodes = tr("faulty nodes: {}"),
           .outages = tr("outages: {}"),
           .buckets = tr("{:g} MB buckets"),
-          .local_sgd = tr("local SGD every {} steps from step {}")};
+          .local_sgd = tr("local SGD every {} steps from step {}"),
+          .compress = tr("{} compression")};
 }
 
 }  // namespace

@@ -188,6 +188,7 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"outages: {}", "中断：{}"},
     {"{:g} MB buckets", "{:g} MB 的桶"},
     {"local SGD every {} steps from step {}", "本地 SGD：每 {} 步平均一次，从第 {} 步起"},
+    {"{} compression", "{} 梯度压缩"},
     {"The run ended by a fault (Esc closes this)", "运行因故障结束（按 Esc 关闭）"},
     {"Error (Esc closes this)", "错误（按 Esc 关闭）"},
     // layout (the View section)
