@@ -9,6 +9,7 @@
 
 #include "cli/backend.h"
 #include "cli/bench_command.h"
+#include "cli/compare_command.h"
 #include "cli/node_command.h"
 #include "cli/lesson_command.h"
 #include "cli/trace_command.h"
@@ -33,6 +34,8 @@ int run_cli(int argc, char** argv) {
   add_node_command(app, node);
   LessonFlags lesson;
   add_lesson_command(app, lesson);
+  CompareFlags compare;
+  add_compare_command(app, compare);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,6 +61,7 @@ int run_cli(int argc, char** argv) {
     if (app.got_subcommand("bench")) return run_bench(bench);
     if (app.got_subcommand("node")) return run_node(node);
     if (app.got_subcommand("lesson")) return run_lesson(lesson);
+    if (app.got_subcommand("compare")) return run_compare(app, compare);
   } catch (const ReportedByRankZero& e) {  // rank 0 printed the message
     return e.exit_code();
   } catch (const Error& e) {

@@ -343,10 +343,17 @@ std::vector<Row> training_mode_rows() {
   };
 }
 
-// The other commands: bench collective, lesson, trace.
+// The other commands: bench collective, lesson, trace, compare.
 std::vector<Row> command_rows() {
   const std::string bench = "bench collective --json {d}/out/rows.json ";
   return {
+      {"compare --runs =5", "compare -q --runs =5", {"--runs \"=5\"", "flag=value"}},
+      {"compare --runs latency=soon",
+       "compare -q --runs sync latency=soon",
+       {"--runs \"latency=soon\"", "--latency"}},
+      {"compare --plot c.gif",
+       "compare -q --runs sync --plot {d}/out/c.gif",
+       {"--plot", "c.gif", ".png or .svg"}},
       {"bench collective --min-bytes -1",
        bench + "--min-bytes -1",
        {"--min-bytes '-1'", "K, M or G"}},

@@ -24,6 +24,10 @@ const char* to_string(WireFormat wire);  // "float32", "float16", "bfloat16"
 // The float16 / bfloat16 nearest to x, and back (exact).
 uint16_t to_float16(float x, WireFormat wire);
 float from_float16(uint16_t bits, WireFormat wire);
+// Many at once (the F16C instructions where the CPU has them): out[i] = to_float16(in[i]),
+// and back. Sizes must match.
+void to_float16(std::span<const float> in, std::span<uint16_t> out, WireFormat wire);
+void from_float16(std::span<const uint16_t> in, std::span<float> out, WireFormat wire);
 // x rounded to the 16-bit format and back.
 inline float round_to(float x, WireFormat wire) {
   return wire == WireFormat::f32 ? x : from_float16(to_float16(x, wire), wire);

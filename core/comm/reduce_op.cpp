@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/errors.h"
@@ -63,13 +64,20 @@ float each_half(float packed, WireFormat wire, F f) {
   return std::bit_cast<float>(lo | hi << 16);
 }
 
+// Through float32, a chunk at a time: both sides' 16-bit values out, combined, rounded back.
 void reduce_packed(std::span<float> acc, std::span<const float> in, Reduction r) {
-  for (size_t i = 0; i < acc.size(); ++i) {
-    const uint32_t b = std::bit_cast<uint32_t>(in[i]);
-    const float b_half[2] = {from_float16(static_cast<uint16_t>(b & 0xffffu), r.wire),
-                             from_float16(static_cast<uint16_t>(b >> 16), r.wire)};
-    acc[i] =
-        each_half(acc[i], r.wire, [&](float a, int k) { return reduce_pair(a, b_half[k], r.op); });
+  constexpr size_t kFloats = 512;  // packed floats a chunk
+  uint16_t a16[2 * kFloats], b16[2 * kFloats];
+  float a[2 * kFloats], b[2 * kFloats];
+  for (size_t at = 0; at < acc.size(); at += kFloats) {
+    const size_t n = std::min(kFloats, acc.size() - at), values = 2 * n;
+    std::memcpy(a16, acc.data() + at, n * sizeof(float));
+    std::memcpy(b16, in.data() + at, n * sizeof(float));
+    from_float16(std::span(a16, values), std::span(a, values), r.wire);
+    from_float16(std::span(b16, values), std::span(b, values), r.wire);
+    reduce_into(std::span(a, values), std::span<const float>(b, values), r.op);
+    to_float16(std::span<const float>(a, values), std::span(a16, values), r.wire);
+    std::memcpy(acc.data() + at, a16, n * sizeof(float));
   }
 }
 

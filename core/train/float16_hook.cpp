@@ -19,9 +19,13 @@ class Float16Hook : public CommHook {
 
   void reduce(Communicator& comm, const HookBucket& bucket, std::span<float> values) override {
     const float n = float(comm.size());
-    for (float& v : values)  // the rank's mean gradient (torch's buffer), cast, divided
-      v = round_to(round_to(v * n, wire_) / n, wire_);
     packed_.resize(packed_size(values.size(), wire_));
+    for (float& v : values)  // the rank's mean gradient: torch's bucket.buffer()
+      v *= n;
+    pack(values, packed_, wire_);  // .to(torch.float16)
+    unpack(packed_, values, wire_);
+    for (float& v : values)  // .div_(world_size), rounded to 16 bits again by the pack
+      v /= n;
     pack(values, packed_, wire_);
     all_reduce(comm, packed_, {ReduceOp::SUM, wire_}, {.algorithm = algorithm_});
     unpack(packed_, values, wire_);

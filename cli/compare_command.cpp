@@ -1,0 +1,272 @@
+#include "cli/compare_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/compare_plot.h"
+#include "cli/progress.h"
+#include "cli/train_command.h"
+#include "core/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/nn/blas.h"
+#include "core/train/train_inputs.h"
+#include "sim/cluster.h"
+#include "sim/link_model.h"
+
+namespace dsgd::cli {
+namespace {
+
+constexpr unsigned kRunFlagGroups = sim::kTrainingFlags | sim::kClusterFlags;
+
+// One run of the comparison, as it went.
+struct CompareRun {
+  std::string label;
+  sim::RunSpec spec;
+  std::optional<TrainResult> result;  // empty when it failed
+  std::string failure;                // what stopped it
+  std::vector<StepMetrics> steps;     // rank 0's
+  double wall_s = 0;
+};
+
+// The run description of one --runs value ("": none): the shared flags, then the run's own
+// (which win).
+sim::RunSpec spec_of_run(const std::vector<std::string>& shared, const std::string& run) {
+  CLI::App app{"dsgd compare", "dsgd compare"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  sim::RunFlags flags;
+  sim::add_run_flags(app, flags, kRunFlagGroups, sim::RunSpec{});
+  std::vector<std::string> args = shared;
+  for (std::string& a : run_arguments(run))
+    args.push_back(std::move(a));
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(
+        fmt::format("--runs \"{}\": {}; the flags are dsgd train's (see 'dsgd "
+                    "train --help')",
+                    run, e.what()));
+  }
+  if (run.empty()) return sim::build_run_spec(flags, sim::RunSpec{});
+  try {
+    return sim::build_run_spec(flags, sim::RunSpec{});
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--runs \"{}\": {}", run, e.what()));
+  }
+}
+
+CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quiet) {
+  CompareRun out{.label = label, .spec = spec};
+  TrainInputs inputs = load_inputs(spec);
+  const int64_t steps = total_steps(inputs.config, inputs.data);
+  if (inputs.config.eval_every == 0)  // enough points for a curve
+    inputs.config.eval_every = std::max<int64_t>(1, steps / 25);
+  sim::ClusterOptions options{spec.cluster};
+  options.pairs =
+      static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
+  if (!quiet) fmt::print(stderr, "{}\n", label);
+  Progress progress(steps, quiet);
+  const Clock::time_point start = Clock::now();
+  try {
+    sim::run_cluster(options, [&](Communicator& comm) {
+      TrainHooks hooks;
+      if (comm.rank() == 0)
+        hooks.on_step = [&](const StepMetrics& m) {
+          out.steps.push_back(m);
+          progress.update(m);
+        };
+      TrainResult r = run_training_on(comm, inputs, hooks);
+      if (comm.rank() == 0) out.result = std::move(r);
+    });
+  } catch (const Error& e) {  // a crash fault, a lost peer: the others still compare
+    out.failure = e.what();
+    out.result.reset();
+  }
+  progress.finish();
+  out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+// Model time (or, where the backend has none, wall time) of the first evaluation at or above
+// `target` percent; and that evaluation's step.
+std::optional<std::pair<double, int64_t>> time_to(const CompareRun& run, double target) {
+  for (const StepMetrics& m : run.steps)
+    if (m.test_accuracy && *m.test_accuracy * 100 >= target - 1e-9)
+      return std::pair{m.model_s >= 0 ? m.model_s : m.wall_s, m.step};
+  return std::nullopt;
+}
+
+double default_target(const std::vector<CompareRun>& runs) {
+  double target = 100;
+  for (const CompareRun& r : runs)
+    if (r.result && r.result->test_accuracy)
+      target = std::min(target, *r.result->test_accuracy * 100);
+  return target;
+}
+
+void print_row(const CompareRun& r, double target, size_t width) {
+  if (!r.result) {
+    fmt::print("{:<{}}  failed: {}\n", r.label, width, r.failure);
+    return;
+  }
+  const TrainResult& t = *r.result;
+  const bool own_slice = !r.spec.compress.empty() || r.spec.local_sgd > 0;
+  const auto reached = time_to(r, target);
+  fmt::print("{:<{}}  {:>9.4f}{}  {:>7.2f} %  {:>7.1f} s  {:>9.2f} s  {:>9.1f} MB  {}\n", r.label,
+             width, t.final_loss, own_slice ? "*" : " ", t.test_accuracy.value_or(0) * 100,
+             r.wall_s, t.model_s, t.bytes_sent / 1e6,
+             reached ? fmt::format("{:.2f} s (step {})", reached->first, reached->second)
+                     : std::string("not reached"));
+}
+
+void print_table(const std::vector<CompareRun>& runs, double target) {
+  size_t width = 3;
+  for (const CompareRun& r : runs)
+    width = std::max(width, r.label.size());
+  fmt::print("\n{:<{}}  {:>10}  {:>9}  {:>9}  {:>11}  {:>12}  to {:.2f} % (model time)\n", "run",
+             width, "final loss", "test acc", "wall", "model time", "rank 0 sent", target);
+  for (const CompareRun& r : runs)
+    print_row(r, target, width);
+  const bool any_own = std::any_of(runs.begin(), runs.end(), [](const CompareRun& r) {
+    return !r.spec.compress.empty() || r.spec.local_sgd > 0;
+  });
+  if (any_own)
+    fmt::print("* rank 0's slice of the last batch: the run did not sum the loss over the ranks\n");
+}
+
+std::vector<Curve> curves_of(const std::vector<CompareRun>& runs) {
+  std::vector<Curve> curves;
+  for (const CompareRun& r : runs) {
+    Curve c{.label = r.label};
+    for (const StepMetrics& m : r.steps) {
+      const double t = m.model_s >= 0 ? m.model_s : m.wall_s;
+      c.step.push_back(double(m.step)), c.model_s.push_back(t), c.loss.push_back(m.loss);
+      if (!m.test_accuracy) continue;
+      c.eval_step.push_back(double(m.step)), c.eval_model_s.push_back(t);
+      c.accuracy.push_back(*m.test_accuracy * 100);
+    }
+    curves.push_back(std::move(c));
+  }
+  return curves;
+}
+
+std::string runs_json(const std::vector<CompareRun>& runs, double target) {
+  nlohmann::json out = {{"target_accuracy", target}, {"runs", nlohmann::json::array()}};
+  for (const CompareRun& r : runs) {
+    nlohmann::json run = {{"label", r.label},
+                          {"spec", nlohmann::json::parse(sim::run_spec_json(r.spec))},
+                          {"wall_s", r.wall_s}};
+    if (!r.result) run["failure"] = r.failure;
+    nlohmann::json steps = nlohmann::json::array();
+    for (const StepMetrics& m : r.steps) {
+      nlohmann::json s = {{"step", m.step},
+                          {"loss", m.loss},
+                          {"model_s", m.model_s},
+                          {"wall_s", m.wall_s},
+                          {"bytes_sent", m.bytes_sent}};
+      if (m.test_accuracy) s["test_accuracy"] = *m.test_accuracy;
+      steps.push_back(std::move(s));
+    }
+    run["steps"] = std::move(steps);
+    out["runs"].push_back(std::move(run));
+  }
+  return out.dump(1);
+}
+
+// Everything that can be refused is, before the first run starts.
+std::vector<sim::RunSpec> check_all(const CompareFlags& f) {
+  for (const std::string& plot : f.plots) {
+    if (!plot.ends_with(".png") && !plot.ends_with(".svg"))
+      throw UsageError(fmt::format("--plot {}: name a .png or .svg file", plot));
+    if (!can_plot())
+      throw UsageError(
+          fmt::format("--plot {}: this dsgd was built without PLplot; install libplplot-dev and "
+                      "plplot-driver-cairo (scripts/setup.sh) and rebuild, or drop --plot",
+                      plot));
+  }
+  if (!(f.target_accuracy >= 0 && f.target_accuracy <= 100))
+    throw UsageError(
+        fmt::format("--target-accuracy {}: give a percentage, 0 to 100", f.target_accuracy));
+  spec_of_run(f.shared, "");  // the flags of every run, on their own: errors without a run
+  std::vector<sim::RunSpec> specs;
+  for (const std::string& run : f.runs) {
+    specs.push_back(spec_of_run(f.shared, run));
+    if (specs.back().backend != sim::Backend::sim)
+      throw UsageError("dsgd compare runs on simulated nodes only; drop --backend");
+  }
+  return specs;
+}
+
+}  // namespace
+
+std::vector<std::string> run_arguments(const std::string& run) {
+  std::vector<std::string> args;
+  if (run == "sync" || run.empty()) return args;
+  for (size_t at = 0; at <= run.size();) {
+    const size_t comma = std::min(run.find(',', at), run.size());
+    const std::string item = run.substr(at, comma - at);
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (name.empty() || name.starts_with("-"))
+      throw UsageError(fmt::format(
+          "--runs \"{}\": \"{}\" is not a flag; write flag=value items, comma separated, without "
+          "dashes (compress=powersgd:2,powersgd-start=20), or sync",
+          run, item));
+    args.push_back("--" + name);
+    if (eq != std::string::npos) args.push_back(item.substr(eq + 1));
+    at = comma + 1;
+  }
+  return args;
+}
+
+void add_compare_command(CLI::App& app, CompareFlags& f) {
+  CLI::App* c = app.add_subcommand(
+      "compare", "Train several configurations on the same data and cluster, and compare them");
+  c->add_option("--runs", f.runs,
+                "The runs: sync, or flag=value items of dsgd train, comma separated "
+                "(compress=powersgd:2,powersgd-start=20)")
+      ->required()
+      ->expected(1, -1);
+  c->add_option("--target-accuracy", f.target_accuracy,
+                "Report the model time each run took to reach this test accuracy, in % "
+                "(default: the lowest final accuracy among the runs)");
+  c->add_option("--plot", f.plots, "Write the curves to FILE.png or FILE.svg (repeatable)");
+  c->add_option("--json", f.json, "Write every run's curves to FILE (JSON)");
+  c->add_flag("--quiet,-q", f.quiet, "No progress bars");
+  c->allow_extras();
+  c->footer(
+      "Every other flag is dsgd train's and applies to every run (--data, --model, --nodes, "
+      "--steps,\n--latency, --bandwidth, --straggler, --crash, ...); a run's own items win. "
+      "Runs are simulated, one\nafter another, from the same seed.");
+}
+
+int run_compare(CLI::App& app, CompareFlags& f) {
+  f.shared = app.get_subcommand("compare")->remaining();
+  const std::vector<sim::RunSpec> specs = check_all(f);
+  set_blas_threads(1);
+  std::vector<CompareRun> runs;
+  for (size_t i = 0; i < specs.size(); ++i)
+    runs.push_back(run_one(f.runs[i], specs[i], f.quiet));
+  const double target = f.target_accuracy > 0 ? f.target_accuracy : default_target(runs);
+  const sim::RunSpec& first = specs.front();
+  const std::string title = fmt::format("{} on {}, {} nodes, {}", first.model, first.data,
+                                        first.cluster.nodes, sim::describe_network(first.cluster));
+  fmt::print("\ndsgd compare: {}", title);
+  print_table(runs, target);
+  for (const std::string& plot : f.plots) {
+    write_plot(plot, curves_of(runs), title);
+    fmt::print("plot             {}\n", plot);
+  }
+  if (!f.json.empty()) {
+    write_file_atomic(f.json, runs_json(runs, target));
+    fmt::print("curves           {}\n", f.json);
+  }
+  return kExitOk;
+}
+
+}  // namespace dsgd::cli
