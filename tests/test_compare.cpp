@@ -53,7 +53,7 @@ TEST_CASE("dsgd compare prints a row per run, and writes curves and plots", "[co
   CHECK_THAT(read_text(dir / "c.svg"), Catch::Contains("<svg"));
 }
 
-TEST_CASE("a compared run that crashes is a failed row; the others still compare",
+TEST_CASE("a compared run that crashes is a failed row, and the others still compare",
           "[compare][cli]") {
   const auto r = run_dsgd("compare -q --nodes 3 --steps 12 --runs sync crash=1@5");
   INFO(r.err);
