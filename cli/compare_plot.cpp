@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/smoothing.h"
 
 #ifdef DSGD_HAVE_PLPLOT
 #include <plplot/plstream.h>
@@ -50,20 +51,6 @@ struct Panel {
   std::vector<double> Curve::*x;
   std::vector<double> Curve::*y;
 };
-
-// TensorBoard's smoothing, debiased: the loss of one step is noisy (a slice of one batch).
-constexpr double kSmoothing = 0.8;
-
-std::vector<double> smoothed(const std::vector<double>& v) {
-  std::vector<double> out(v.size());
-  double last = 0, weight = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    last = kSmoothing * last + (1 - kSmoothing) * v[i];
-    weight = kSmoothing * weight + (1 - kSmoothing);
-    out[i] = last / weight;
-  }
-  return out;
-}
 
 std::pair<double, double> range_of(const std::vector<Curve>& curves, std::vector<double> Curve::*v,
                                    bool log) {

@@ -22,6 +22,7 @@
 #include "core/errors.h"
 #include "core/io/interrupt.h"
 #include "gui/model/app.h"
+#include "gui/model/compare_curves.h"
 #include "gui/model/lesson_session.h"
 #include "gui/model/options.h"
 #include "gui/views/capture.h"
@@ -40,15 +41,17 @@ void glfw_error_callback(int error, const char* description) {
   std::fprintf(stderr, "dsgd-gui: GLFW error %d: %s\n", error, description);
 }
 
-// A trace (and metrics file) to replay, read before any window opens: a bad file is one line
-// on stderr and exit code 2, as in dsgd. --headless instead renders the error window into
-// its screenshot (and exits 2 after it), which is how the error window is tested.
+// A trace (and metrics file) to replay, and --compare's runs, read before any window opens: a bad
+// file is one line on stderr and exit code 2, as in dsgd. --headless instead renders the error
+// window into its screenshot (and exits 2 after it), which is how the error window is tested.
 struct LoadedReplay {
   std::optional<Replay> replay;
   std::optional<Curve> curve;
+  std::vector<Curve> compared;  // --compare, in every mode
 };
 LoadedReplay load_replay(const GuiOptions& options) {
   LoadedReplay loaded;
+  if (!options.compare.empty()) loaded.compared = load_compare_curves(options.compare);
   if (options.replay.empty() || options.headless) return loaded;
   loaded.replay = Replay::load(options.replay);
   if (!options.replay_metrics.empty()) loaded.curve = load_metrics_curve(options.replay_metrics);
@@ -131,6 +134,7 @@ void setup_imgui(GLFWwindow* window, const GuiOptions& options, Fonts& fonts) {
 void start_showing(GuiApp& app, const GuiOptions& options, LoadedReplay loaded) {
   app.view() = options.view_settings;
   app.view().draft = options.sim;  // a replay then shows the run it recorded instead
+  app.set_compared(std::move(loaded.compared));
   if (!options.replay.empty()) {
     if (loaded.replay)
       app.open_replay(std::move(*loaded.replay), std::move(loaded.curve));

@@ -1,8 +1,9 @@
-// Bad input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]`
-// with a broken file, or `--record` to a path it cannot write, exits 2 with one line on stderr
-// naming the file and what to do, before any window opens (so these run without a display), and
-// writes nothing. Each row is a row of docs/errors.md's "Bad input" table (checked below); the dsgd
-// rows are in test_bad_input.cpp. Replay::parse's own error cases are in test_gui_logic.cpp.
+// Bad input for dsgd-gui, as a user meets it: `dsgd-gui --replay FILE [--metrics FILE]` or
+// `--compare FILE` with a broken file, or `--record` to a path it cannot write, exits 2 with one
+// line on stderr naming the file and what to do, before any window opens (so these run without a
+// display), and writes nothing. Each row is a row of docs/errors.md's "Bad input" table (checked
+// below); the dsgd rows are in test_bad_input.cpp. Replay::parse's own error cases are in
+// test_gui_logic.cpp.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -75,6 +76,15 @@ std::vector<Row> rows() {
       {"dsgd-gui --replay with a missing --metrics file",
        "--replay {d}/good.json --metrics {d}/none.jsonl" + shot,
        {"none.jsonl", "check the path"}},
+      {"dsgd-gui --compare empty file",
+       "--compare {d}/empty.json" + shot,
+       {"empty.json", "not a dsgd compare file", "dsgd compare --json"}},
+      {"dsgd-gui --compare no runs",
+       "--compare {d}/object.json" + shot,
+       {"object.json", "no \"runs\"", "dsgd compare --json"}},
+      {"dsgd-gui --compare missing file",
+       "--compare {d}/none.json" + shot,
+       {"none.json", "check the path"}},
       {"dsgd-gui --record into a missing directory",
        "--record {d}/out/missing/out.gif" + shot,
        {"cannot write", "missing/out.gif", "check the path"}},

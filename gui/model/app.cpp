@@ -212,6 +212,8 @@ Snapshot GuiApp::snapshot() const {
   } else {
     s.view = view_;
   }
+  s.curves.insert(s.curves.begin(), compared_.begin(), compared_.end());
+  s.compared_curves = compared_.size();
   if (!error_.empty()) {  // the app's own error (a trace it could not read): bad input
     s.error = error_;
     s.error_is_fault = false;

@@ -32,6 +32,9 @@ class GuiApp {
   // Opens lesson `number` (as `dsgd lesson N` runs it) in step mode. Errors end up in the
   // snapshot's error.
   void start_lesson(int number, bool chinese, double speed = 1.0);
+  // The runs of `dsgd compare --json` (compare_curves.h), overlaid in every mode's
+  // convergence view, first, under the runs' own curves.
+  void set_compared(std::vector<Curve> curves) { compared_ = std::move(curves); }
 
   // Applies every command (simulation ones to the session, the others here).
   void apply(Commands& commands);
@@ -61,6 +64,7 @@ class GuiApp {
 
   std::optional<Replay> replay_;
   std::optional<Curve> replay_curve_;
+  std::vector<Curve> compared_;
   std::optional<SimSettings> recorded_;  // the run the replayed trace recorded
   std::string error_;
   ViewSettings view_;

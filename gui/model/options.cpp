@@ -20,6 +20,8 @@ struct WindowFlags {
 void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--replay", o.replay, "Replay a Chrome trace written by `dsgd train --trace`");
   app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
+  app.add_option("--compare", o.compare,
+                 "Overlay the runs of `dsgd compare --json FILE` in the convergence view");
   app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
   app.add_option("--lang", w.lang, "Language of the window and the lessons: en or zh (简体中文)");
   app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");

@@ -17,6 +17,7 @@ struct GuiOptions {
   SimSettings sim;             // the run (flags of `dsgd train`, --scenario) and its pace
   std::string replay;          // a Chrome trace from `dsgd train --trace`
   std::string replay_metrics;  // optional metrics JSONL for the replay's loss curve
+  std::string compare;         // `dsgd compare --json` output, overlaid in the convergence view
   int lesson = 0;              // > 0: open this lesson (as `dsgd lesson N`) in step mode
   bool lesson_zh = false;      // --lang zh
   View view = View::all;

@@ -178,7 +178,9 @@ struct Snapshot {
   std::vector<int> in_flight;         // indices into messages: sent, not yet arrived, not lost
   std::vector<int> lost;              // indices into messages: lost (MessageView::lost)
   std::vector<SliceView> slices;      // compute and collective phases begun by now_s
-  std::vector<Curve> curves;          // earlier runs first, the current one last
+  // `dsgd compare`'s runs (--compare) first, then earlier runs, the current one last.
+  std::vector<Curve> curves;
+  size_t compared_curves = 0;  // how many of curves are compared runs
   GradientView gradients;
   ControlState controls;
   ViewSettings view;

@@ -29,10 +29,22 @@ constexpr Rgba kEarlierColours[] = {rgba(128, 128, 128), rgba(50, 170, 70), rgba
                                     rgba(150, 100, 50)};
 // Earlier runs named in the legend (all are drawn).
 constexpr size_t kEarlierInLegend = 3;
+// `dsgd compare`'s runs (--compare): the Okabe-Ito colours and others apart from the current
+// run's orange and blue, each readable on the dark and the light theme's plot.
+constexpr Rgba kComparedColours[] = {rgba(0, 158, 115),   rgba(204, 121, 167), rgba(86, 180, 233),
+                                     rgba(150, 150, 150), rgba(214, 39, 40),   rgba(148, 103, 189),
+                                     rgba(188, 189, 34),  rgba(140, 86, 75)};
 
-Rgba curve_colour(size_t index, size_t count) {
-  if (index + 1 == count) return kLossColour;  // the current run
-  return kEarlierColours[index % 4];
+// Whether curve `index` is the run being shown (live or replayed), not a compared or
+// earlier one.
+bool is_current(const Snapshot& s, size_t index) {
+  return index + 1 == s.curves.size() && index >= s.compared_curves;
+}
+
+Rgba curve_colour(const Snapshot& s, size_t index) {
+  if (index < s.compared_curves) return kComparedColours[index % std::size(kComparedColours)];
+  if (is_current(s, index)) return kLossColour;
+  return kEarlierColours[(index - s.compared_curves) % 4];
 }
 
 Rgba chunk_colour(int chunk, int chunks, float intensity) {
@@ -51,7 +63,7 @@ double last_test_accuracy(const Curve& c) {
 }
 
 // The toggles, then the legend: the current run's loss, test and training accuracy with
-// their latest values, and the last few earlier runs.
+// their latest values, every compared run (--compare) and the last few earlier runs.
 void convergence_header(const Snapshot& s, Commands& commands, const Palette& pal) {
   ViewSettings v = s.view;
   bool changed = ImGui::Checkbox(tr("log scale"), &v.log_loss);
@@ -61,10 +73,15 @@ void convergence_header(const Snapshot& s, Commands& commands, const Palette& pa
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
   std::vector<LegendEntry> legend;
   const size_t n = s.curves.size();
-  for (size_t ci = n > kEarlierInLegend + 1 ? n - kEarlierInLegend - 1 : 0; ci + 1 < n; ++ci)
-    legend.push_back({Swatch::line, curve_colour(ci, n),
+  for (size_t ci = 0; ci < s.compared_curves; ++ci)
+    legend.push_back({Swatch::line, curve_colour(s, ci), s.curves[ci].label});
+  const size_t first_earlier =
+      std::max(s.compared_curves, n > kEarlierInLegend + 1 ? n - kEarlierInLegend - 1 : 0);
+  for (size_t ci = first_earlier; ci + 1 < n; ++ci)
+    legend.push_back({Swatch::line, curve_colour(s, ci),
                       fmt::format("{} ({})", s.curves[ci].label, tr("earlier run"))});
-  if (n > 0 && !s.curves.back().points.empty()) {  // no legend for a plot not drawn yet
+  // No legend for a plot not drawn yet.
+  if (n > s.compared_curves && !s.curves.back().points.empty()) {
     const Curve& c = s.curves.back();
     const double accuracy = last_test_accuracy(c);
     legend.push_back(
@@ -206,8 +223,8 @@ void draw_axes(const Plot& p) {
 // accuracy as small dots; an earlier run's test accuracy as small dots in its colour).
 void draw_curve(const Plot& p, size_t ci) {
   const Curve& c = p.s.curves[ci];
-  const bool current = ci + 1 == p.s.curves.size();
-  const Rgba colour = curve_colour(ci, p.s.curves.size());
+  const bool current = is_current(p.s, ci);
+  const Rgba colour = curve_colour(p.s, ci);
   std::vector<ImVec2> line;
   line.reserve(c.points.size());
   for (const CurvePoint& point : c.points)
