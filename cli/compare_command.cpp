@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@
 namespace dsgd::cli {
 namespace {
 
-constexpr unsigned kRunFlagGroups = sim::kTrainingFlags | sim::kClusterFlags;
+constexpr unsigned kRunFlagGroups = sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags;
 
 // One run of the comparison, as it went.
 struct CompareRun {
@@ -47,10 +48,9 @@ sim::RunSpec spec_of_run(const std::vector<std::string>& shared, const std::stri
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
+    const std::string where = run.empty() ? "" : fmt::format("--runs \"{}\": ", run);
     throw UsageError(
-        fmt::format("--runs \"{}\": {}; the flags are dsgd train's (see 'dsgd "
-                    "train --help')",
-                    run, e.what()));
+        fmt::format("{}{}; the flags are dsgd train's (see 'dsgd train --help')", where, e.what()));
   }
   if (run.empty()) return sim::build_run_spec(flags, sim::RunSpec{});
   try {
@@ -83,7 +83,8 @@ CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quie
       TrainResult r = run_training_on(comm, inputs, hooks);
       if (comm.rank() == 0) out.result = std::move(r);
     });
-  } catch (const Error& e) {  // a crash fault, a lost peer: the others still compare
+  } catch (const Error& e) {                 // a crash fault, a lost peer: the others still compare
+    if (e.exit_code() == kExitUsage) throw;  // a run that cannot start is the user's to fix
     out.failure = e.what();
     out.result.reset();
   }
@@ -184,11 +185,13 @@ std::vector<sim::RunSpec> check_all(const CompareFlags& f) {
     if (!plot.ends_with(".png") && !plot.ends_with(".svg"))
       throw UsageError(fmt::format("--plot {}: name a .png or .svg file", plot));
     if (!can_plot())
-      throw UsageError(
-          fmt::format("--plot {}: this dsgd was built without PLplot; install libplplot-dev and "
-                      "plplot-driver-cairo (scripts/setup.sh) and rebuild, or drop --plot",
-                      plot));
+      throw UsageError(fmt::format(
+          "--plot {}: this dsgd cannot draw plots (built without PLplot, or no "
+          "plplot-driver-cairo here); run scripts/setup.sh (and rebuild), or drop --plot",
+          plot));
+    sim::check_output_path(plot, "--plot");
   }
+  sim::check_output_path(f.json, "--json");
   if (!(f.target_accuracy >= 0 && f.target_accuracy <= 100))
     throw UsageError(
         fmt::format("--target-accuracy {}: give a percentage, 0 to 100", f.target_accuracy));
@@ -198,8 +201,32 @@ std::vector<sim::RunSpec> check_all(const CompareFlags& f) {
     specs.push_back(spec_of_run(f.shared, run));
     if (specs.back().backend != sim::Backend::sim)
       throw UsageError("dsgd compare runs on simulated nodes only; drop --backend");
+    try {
+      validate_config(sim::train_config(specs.back()));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--runs \"{}\": {}", run, e.what()));
+    }
   }
   return specs;
+}
+
+}  // namespace
+
+namespace {
+
+// The long names of dsgd train's flags a run may set ("compress", "powersgd-start", ...).
+const std::set<std::string>& run_flag_names() {
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    sim::RunFlags flags;
+    sim::add_run_flags(app, flags, kRunFlagGroups, sim::RunSpec{});
+    std::set<std::string> out;
+    for (const CLI::Option* o : app.get_options())
+      for (const std::string& n : o->get_lnames())
+        out.insert(n);
+    return out;
+  }();
+  return names;
 }
 
 }  // namespace
@@ -210,16 +237,21 @@ std::vector<std::string> run_arguments(const std::string& run) {
   for (size_t at = 0; at <= run.size();) {
     const size_t comma = std::min(run.find(',', at), run.size());
     const std::string item = run.substr(at, comma - at);
+    at = comma + 1;
     const size_t eq = item.find('=');
     const std::string name = item.substr(0, eq);
-    if (name.empty() || name.starts_with("-"))
+    if (run_flag_names().contains(name)) {
+      args.push_back("--" + name);
+      if (eq != std::string::npos) args.push_back(item.substr(eq + 1));
+      continue;
+    }
+    // Not a flag: a comma inside the last flag's value (model=mlp:128,64).
+    if (args.empty() || args.back().starts_with("--"))
       throw UsageError(fmt::format(
-          "--runs \"{}\": \"{}\" is not a flag; write flag=value items, comma separated, without "
-          "dashes (compress=powersgd:2,powersgd-start=20), or sync",
+          "--runs \"{}\": \"{}\" is not a flag of dsgd train; write flag=value items, comma "
+          "separated, without dashes (compress=powersgd:2,powersgd-start=20), or sync",
           run, item));
-    args.push_back("--" + name);
-    if (eq != std::string::npos) args.push_back(item.substr(eq + 1));
-    at = comma + 1;
+    args.back() += "," + item;
   }
   return args;
 }
@@ -258,13 +290,13 @@ int run_compare(CLI::App& app, CompareFlags& f) {
                                         first.cluster.nodes, sim::describe_network(first.cluster));
   fmt::print("\ndsgd compare: {}", title);
   print_table(runs, target);
+  if (!f.json.empty()) {  // first: the curves are kept whatever happens to a plot
+    write_file_atomic(f.json, runs_json(runs, target));
+    fmt::print("curves           {}\n", f.json);
+  }
   for (const std::string& plot : f.plots) {
     write_plot(plot, curves_of(runs), title);
     fmt::print("plot             {}\n", plot);
-  }
-  if (!f.json.empty()) {
-    write_file_atomic(f.json, runs_json(runs, target));
-    fmt::print("curves           {}\n", f.json);
   }
   return kExitOk;
 }

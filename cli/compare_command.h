@@ -29,8 +29,9 @@ void add_compare_command(CLI::App& app, CompareFlags& flags);
 int run_compare(CLI::App& app, CompareFlags& flags);
 
 // The dsgd train arguments of one --runs value: "compress=powersgd:2,powersgd-start=20" is
-// {"--compress", "powersgd:2", "--powersgd-start", "20"}; "sync" (and "") is none. UsageError
-// for an empty flag name.
+// {"--compress", "powersgd:2", "--powersgd-start", "20"}; "sync" (and "") is none. A comma
+// starts a new item only before a flag's name, so values keep theirs ("model=mlp:128,64").
+// UsageError for an item that is neither a flag nor part of a value.
 std::vector<std::string> run_arguments(const std::string& run);
 
 }  // namespace dsgd::cli

@@ -19,9 +19,15 @@ TEST_CASE("a --runs value is dsgd train's flags, comma separated", "[compare][cl
   CHECK(cli::run_arguments("compress=powersgd:2,powersgd-start=20") ==
         V{"--compress", "powersgd:2", "--powersgd-start", "20"});
   CHECK(cli::run_arguments("nesterov,lr=0.05") == V{"--nesterov", "--lr", "0.05"});
+  // A comma before something that is not a flag belongs to the value.
+  CHECK(cli::run_arguments("model=mlp:128,64,compress=fp16") ==
+        V{"--model", "mlp:128,64", "--compress", "fp16"});
+  CHECK(cli::run_arguments("data=synthetic:train=512,test=128") ==
+        V{"--data", "synthetic:train=512,test=128"});
   CHECK_THROWS_AS(cli::run_arguments("=5"), UsageError);
   CHECK_THROWS_AS(cli::run_arguments("--latency=5ms"), UsageError);
-  CHECK_THROWS_AS(cli::run_arguments("sync,"), UsageError);
+  CHECK_THROWS_AS(cli::run_arguments("fast=1"), UsageError);
+  CHECK_THROWS_AS(cli::run_arguments("nesterov,64"), UsageError);
 }
 
 TEST_CASE("dsgd compare prints a row per run, and writes curves and plots", "[compare][cli]") {

@@ -1,5 +1,5 @@
 // 16-bit floats on a float32 wire. The Communicator moves float32s; the gradient compression
-// hooks' all_reduce (core/train/comm_hooks.h) moves IEEE half (float16) or bfloat16 values,
+// hooks' all_reduce (core/train/comm_hook.h) moves IEEE half (float16) or bfloat16 values,
 // two to a float32, bit for bit, so a message of C values is 2C bytes, as torch's float16
 // tensors are. The packed floats are never computed with as float32s (their bits may spell a
 // NaN); every backend copies them unchanged.
@@ -36,7 +36,8 @@ inline float round_to(float x, WireFormat wire) {
 // Floats that hold `values` elements in `wire`: ceil(values / 2) for the 16-bit formats.
 size_t packed_size(size_t values, WireFormat wire);
 // values -> packed (packed.size() == packed_size(values.size())); an odd count's last float
-// holds a zero in its high half. And the inverse (values.size() says how many to take).
+// holds a zero in its high half. And the inverse (values.size() says how many to take). The
+// two buffers must not overlap.
 void pack(std::span<const float> values, std::span<float> packed, WireFormat wire);
 void unpack(std::span<const float> packed, std::span<float> values, WireFormat wire);
 

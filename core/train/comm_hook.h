@@ -6,8 +6,10 @@
 //   powersgd:R     torch's powerSGD_hook with PowerSGDState's defaults (powersgd_hook.h);
 //   topk:RATIO     the largest RATIO of each bucket's values by magnitude, with error
 //                  feedback (the rest is kept and added to the next step's), all-gathered.
-// A hook sees its bucket's gradients as torch's hooks see bucket.buffer(), scaled to the
-// rank's mean gradient, and leaves in it the mean over the ranks (or its approximation).
+// A hook gets this rank's share of its bucket's mean gradient (each gradient pre-scaled by
+// 1/B, B the global batch: the plain sum over the ranks is the mean) and leaves in it that
+// mean, or its approximation. Hooks that follow torch's arithmetic multiply by the world size
+// first, to work on what torch's hooks see as bucket.buffer(): the rank's mean gradient.
 // The trainer's own sums (loss, correct count) stay out of compressed buckets: with a hook
 // each rank keeps its own, and rank 0 reports its slice's loss (as with local SGD).
 // Not the bucketing: BucketReducer and the trainer decide when a bucket is handed over.

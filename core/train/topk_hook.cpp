@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -63,8 +64,14 @@ class TopkHook : public CommHook {
   void pick_largest(std::vector<float>& owed, size_t k) {
     order_.resize(owed.size());
     std::iota(order_.begin(), order_.end(), uint32_t{0});
+    // A total order, NaN first (a diverged run's; the trainer stops it after the step), so
+    // that nth_element stays within bounds.
+    const auto magnitude = [&](uint32_t i) {
+      const float x = std::fabs(owed[i]);
+      return std::isnan(x) ? std::numeric_limits<float>::infinity() : x;
+    };
     const auto larger = [&](uint32_t a, uint32_t b) {
-      const float x = std::fabs(owed[a]), y = std::fabs(owed[b]);
+      const float x = magnitude(a), y = magnitude(b);
       return x > y || (x == y && a < b);
     };
     std::nth_element(order_.begin(), order_.begin() + long(k) - 1, order_.end(), larger);

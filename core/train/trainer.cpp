@@ -120,15 +120,10 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
   return pairs;
 }
 
-void validate(const TrainConfig& config, const Dataset& data) {
+void validate_config(const TrainConfig& config) {
   if (config.global_batch < 1)
     throw UsageError(
         fmt::format("--batch {}: the global batch needs at least 1 sample", config.global_batch));
-  if (config.global_batch > data.train.size())
-    throw UsageError(
-        fmt::format("--batch {} is larger than the {} training samples of {}; use "
-                    "at most {}",
-                    config.global_batch, data.train.size(), data.name, data.train.size()));
   if (config.steps < 0 || config.epochs < 0 || (config.steps == 0 && config.epochs == 0))
     throw UsageError("--steps or --epochs must be at least 1");
   if (config.steps > 100'000'000 || config.epochs > 1'000'000)
@@ -144,6 +139,15 @@ void validate(const TrainConfig& config, const Dataset& data) {
         config.compress.str(), config.local_period));
   if (config.powersgd_start < 0)
     throw UsageError(fmt::format("--powersgd-start {}: give a step >= 0", config.powersgd_start));
+}
+
+void validate(const TrainConfig& config, const Dataset& data) {
+  validate_config(config);
+  if (config.global_batch > data.train.size())
+    throw UsageError(
+        fmt::format("--batch {} is larger than the {} training samples of {}; use "
+                    "at most {}",
+                    config.global_batch, data.train.size(), data.name, data.train.size()));
   if (data.task == Task::regression && !uses_mse(config.model))
     throw UsageError(
         fmt::format("--model {} is a classifier but the data are a regression "

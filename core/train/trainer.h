@@ -136,7 +136,9 @@ bool local_step(const TrainConfig& config, int64_t step);
 bool averages_after(const TrainConfig& config, int64_t step);
 // Steps a run of config takes on data.
 int64_t total_steps(const TrainConfig& config, const Dataset& data);
-// Throws UsageError for a config that cannot run on data (batch larger than the data, ...).
+// Throws UsageError for a config that cannot run whatever the data (a local SGD run with a
+// compression hook, ...), and for one that cannot run on data (batch larger than the data).
+void validate_config(const TrainConfig& config);
 void validate(const TrainConfig& config, const Dataset& data);
 
 // Trains on every rank of comm. `init`, when given, replaces the seeded initialisation

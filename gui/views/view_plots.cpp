@@ -247,7 +247,7 @@ void draw_curve(const Plot& p, size_t ci) {
 // Replay: the time cursor on the current curve, at the last step finished by then, with its
 // loss (replay_marks.h); the label on the side of the cursor that has room for it.
 void draw_replay_cursor(const Plot& p) {
-  if (p.s.controls.live || p.s.curves.empty()) return;
+  if (p.s.controls.live || p.s.curves.empty() || !is_current(p.s, p.s.curves.size() - 1)) return;
   const Curve& c = p.s.curves.back();
   const std::optional<size_t> at = curve_point_at(c, step_at_cursor(p.s));
   if (!at) return;
