@@ -29,7 +29,7 @@ TEST_CASE("float16 and bfloat16 round to nearest, ties to even", "[float16]") {
       CHECK(round_to(x, wire) == x);  // representable values pass unchanged
 }
 
-TEST_CASE("every float16 converts to float32 and back exactly; halfway rounds to even",
+TEST_CASE("every float16 converts to float32 and back exactly, and halfway rounds to even",
           "[float16]") {
   const WireFormat h = WireFormat::f16;
   for (uint32_t b = 0; b < 0x10000; ++b) {
