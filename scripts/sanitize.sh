@@ -26,6 +26,8 @@ command -v clang++-14 >/dev/null ||
 # exitcode=86: a report in a `dsgd` child exits with a code no test expects (the default,
 # 1, is what `dsgd lesson 5 --check` exits with when it rejects a student's file).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1:handle_segv=0:exitcode=86}
+# What libraries keep until exit by design (scripts/lsan.supp: fontconfig, libltdl).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 # The presets build with clang-14, whose sanitizer runtimes symbolize reports with
