@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "core/comm/collectives.h"
@@ -91,9 +92,14 @@ TrainConfig fixture_config(const json& c) {
   }
   // torch.randn's first Q of each compressed tensor, which the fixture keys by its width.
   const json drawn = c["initial_q"];
+  // On the nodes' threads: no Catch assertion here (Catch is not thread-safe), an exception
+  // fails the run instead.
   config.powersgd_initial_q = [drawn](const HookBucket&, const HookTensor& t, std::span<float> q) {
     const std::vector<float> values = drawn.at(std::to_string(t.cols));
-    REQUIRE(values.size() == q.size());
+    if (values.size() != q.size())
+      throw std::logic_error("the fixture's Q for width " + std::to_string(t.cols) + " has " +
+                             std::to_string(values.size()) + " values, not " +
+                             std::to_string(q.size()));
     std::copy(values.begin(), values.end(), q.begin());
   };
   return config;
