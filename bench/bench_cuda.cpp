@@ -43,7 +43,7 @@ double device_step_s(int steps) {
   cuda::Stream stream;
   cuda::CudaMlp mlp(kSizes, 2, stream.get());
   cuda::CudaSgd sgd({.lr = 0.01f, .momentum = 0.9f}, mlp.num_params());
-  Mlp init(kSizes);
+  Model init(kSizes);
   init.init(0);
   DSGD_CUDA_CHECK(cudaMemcpy(mlp.values(), init.values().data(), init.values().size_bytes(),
                              cudaMemcpyHostToDevice));
@@ -111,7 +111,7 @@ double trainer_step_s(const Dataset& data, int nodes, int steps) {
 
 double cpu_step_s(int steps) {
   set_blas_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  Mlp model(kSizes);
+  Model model(kSizes);
   model.init(0);
   Sgd sgd({.lr = 0.01f, .momentum = 0.9f}, model.num_params());
   data::Rng rng(1);

@@ -29,7 +29,7 @@ using Seconds = std::chrono::duration<double>;
 namespace {
 
 double dsgd_samples_per_s(const std::vector<int64_t>& sizes, int64_t batch, int steps) {
-  Mlp model(sizes);
+  Model model(sizes);
   model.init(0);
   Sgd sgd({.lr = 0.01f, .momentum = 0.9f}, model.num_params());
   data::Rng rng(1);

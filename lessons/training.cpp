@@ -40,11 +40,11 @@ const Dataset& lesson_synthetic(LessonContext& ctx) {
   return ctx.dataset(fmt::format("synthetic:train=4096,test=1024,noise=0.5,seed={}", ctx.seed()));
 }
 
-double forward_backward(Mlp& model, const Dataset& data, std::span<const int64_t> idx,
+double forward_backward(Model& model, const Dataset& data, std::span<const int64_t> idx,
                         float grad_scale) {
   const auto n = static_cast<int64_t>(idx.size());
   if (n == 0) return 0;
-  const int64_t c = model.sizes().back();
+  const int64_t c = model.outputs();
   std::vector<float> x(n * data.features);
   std::vector<int32_t> labels(n);
   gather_rows(data.train, idx, x, labels);
@@ -55,15 +55,8 @@ double forward_backward(Mlp& model, const Dataset& data, std::span<const int64_t
   return s.loss;
 }
 
-double macs_per_sample(const Mlp& model) {
-  double macs = 0;
-  for (size_t l = 0; l + 1 < model.sizes().size(); ++l)
-    macs += double(model.sizes()[l]) * double(model.sizes()[l + 1]);
-  return macs;
-}
-
-LocalEval evaluate_local(Mlp& model, const Dataset& data) {
-  const int64_t n = data.test.size(), c = model.sizes().back();
+LocalEval evaluate_local(Model& model, const Dataset& data) {
+  const int64_t n = data.test.size(), c = model.outputs();
   if (n == 0) return {};
   auto out = model.forward(data.test.x.data(), n);
   LossSum s = softmax_cross_entropy(out.data(), data.test.labels.data(), n, c, 1.0f, nullptr);

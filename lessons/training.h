@@ -23,18 +23,14 @@ const Dataset& lesson_synthetic(LessonContext& ctx);
 
 // Forward and backward on rows `idx` of the train split: ACCUMULATES into model.grads()
 // the gradient of grad_scale * (summed cross-entropy). Returns the summed loss.
-double forward_backward(Mlp& model, const Dataset& data, std::span<const int64_t> idx,
+double forward_backward(Model& model, const Dataset& data, std::span<const int64_t> idx,
                         float grad_scale);
-
-// Multiply-adds per sample of the model's Linear layers (for Communicator::on_compute:
-// a training step costs about 6 flops per multiply-add and sample).
-double macs_per_sample(const Mlp& model);
 
 // Mean loss and accuracy of the model on the whole test split, on this rank alone.
 struct LocalEval {
   double loss = 0, accuracy = 0;
 };
-LocalEval evaluate_local(Mlp& model, const Dataset& data);
+LocalEval evaluate_local(Model& model, const Dataset& data);
 
 // max_i |values_i - rank 0's values_i| over every rank (a broadcast and an all_reduce MAX);
 // the same on every rank.

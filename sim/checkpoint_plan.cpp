@@ -48,7 +48,7 @@ void plan_resume(const CheckpointSpec& f, const TrainConfig& config, const Datas
   if (world == 0) expected.world = plan.resume->config.world;  // checked by check_world()
   check_same_config(plan.resume->config, expected, plan.resume_path);
   // Names and shapes, with the file named, before any node starts.
-  Mlp probe = Mlp::from_spec(config.model, data.features, model_outputs(config.model, data));
+  Model probe = Model::from_spec(config.model, data.features, model_outputs(config.model, data));
   probe.load_state(plan.resume->state.params, "checkpoint " + plan.resume_path);
   const size_t momentum = plan.resume->state.momentum.size();
   if (momentum != (config.sgd.momentum > 0 ? static_cast<size_t>(probe.num_params()) : 0))

@@ -51,7 +51,8 @@ std::string length_default(const RunSpec& d) {
 }
 
 void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
-  t.add_option("--model", f.model, "softmax | mlp:H[,H...] | linear")->capture_default_str();
+  t.add_option("--model", f.model, "softmax | mlp:H[,H...] | linear | cnn:lenet")
+      ->capture_default_str();
   t.add_option("--data", f.data, kDataSpecHelp)->capture_default_str();
   t.add_option("--batch", f.batch, "Global batch size, split across the nodes")
       ->capture_default_str();
@@ -456,7 +457,11 @@ void read_training(const RunFlags& f, RunSpec& s) {
   s.backend = f.backend == "mpi" ? Backend::mpi : Backend::sim;
   if (f.backend != "sim" && f.backend != "mpi")
     throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
-  ModelSpec::parse(f.model);  // UsageError naming the spec
+  if (ModelSpec::parse(f.model).kind == ModelSpec::Kind::cnn && f.device != "cpu")
+    throw UsageError(fmt::format(
+        "--model {} runs on --device cpu only: the CUDA device builds MLPs; drop --device or "
+        "use --model mlp:H",
+        f.model));
   s.model = f.model;
   s.data = f.data;
   s.init = f.init;

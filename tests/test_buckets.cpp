@@ -52,7 +52,7 @@ TEST_CASE("buckets are the ones PyTorch's DDP makes", "[buckets]") {
   const nlohmann::json fixture = nlohmann::json::parse(in);
   REQUIRE(fixture["cases"].size() >= 5);
   for (const auto& c : fixture["cases"]) {
-    const Mlp model(c["sizes"].get<std::vector<int64_t>>(), 2);
+    const Model model(c["sizes"].get<std::vector<int64_t>>(), 2);
     const std::vector<GradientBucket> buckets =
         assign_buckets(model, bucket_cap_bytes(c["first_bucket_mb"].get<double>()),
                        bucket_cap_bytes(c["bucket_cap_mb"].get<double>()), 2);

@@ -1,4 +1,4 @@
-// The CUDA device against the CPU: CudaMlp's logits and gradients against Mlp on the same
+// The CUDA device against the CPU: CudaMlp's logits and gradients against Model on the same
 // input, the device SGD against Sgd, and whole training runs (1 and 4 simulated ranks,
 // staged, direct and NCCL gradient paths) against the CPU run after 50 steps. Built only with
 // CUDA; its own main (test_cuda_main.cpp) exits 77 (CTest: skipped) when there is no GPU.
@@ -74,10 +74,10 @@ TrainResult train_with(const std::string& device, int nodes, const Dataset& data
 
 }  // namespace
 
-TEST_CASE("CudaMlp logits and gradients equal the CPU Mlp's on the same input", "[cuda]") {
+TEST_CASE("CudaMlp logits and gradients equal the CPU Model's on the same input", "[cuda]") {
   const std::vector<int64_t> sizes{20, 16, 12, 5};
   const int64_t n = 37, classes = sizes.back();
-  Mlp cpu(sizes, 2);
+  Model cpu(sizes, 2);
   cpu.init(3);
   const std::vector<float> x = random_floats(n * sizes.front(), 1);
   std::vector<int32_t> labels(n);

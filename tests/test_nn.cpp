@@ -1,4 +1,4 @@
-// Tests for core/nn: gemm, ModelSpec, Mlp layout, init, forward/backward (finite
+// Tests for core/nn: gemm, ModelSpec, Model layout, init, forward/backward (finite
 // differences and a PyTorch reference run), and load_state errors.
 // Notation: n = rows, D = in features, O = outputs.
 #include <catch2/catch.hpp>
@@ -43,9 +43,9 @@ std::vector<double> naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k
 }
 
 // Reference forward in double: relu between layers, nn.Linear layout.
-std::vector<double> naive_forward(const Mlp& m, const std::vector<float>& x, int64_t n) {
+std::vector<double> naive_forward(const Model& m, const std::vector<float>& x, int64_t n) {
   std::vector<double> in(x.begin(), x.end());
-  const auto& sizes = m.sizes();
+  const auto& sizes = m.mlp_sizes();
   for (int64_t l = 0; l + 1 < static_cast<int64_t>(sizes.size()); ++l) {
     const int64_t di = sizes[l], dout = sizes[l + 1];
     const float* w = m.values().data() + m.params()[2 * l].offset;
@@ -83,7 +83,7 @@ GradCheck compare_gradients(const std::vector<double>& numeric, const std::vecto
 }
 
 // L = sum_ij r_ij * out_ij, so dL/dout = r. Evaluated with the float forward, summed in double.
-double weighted_output(Mlp& m, const std::vector<float>& x, int64_t n,
+double weighted_output(Model& m, const std::vector<float>& x, int64_t n,
                        const std::vector<float>& r) {
   auto out = m.forward(x.data(), n);
   double s = 0;
@@ -93,7 +93,7 @@ double weighted_output(Mlp& m, const std::vector<float>& x, int64_t n,
 }
 
 // Central differences over every parameter, in double, of the float forward.
-std::vector<double> numeric_gradient(Mlp& m, const std::vector<float>& x, int64_t n,
+std::vector<double> numeric_gradient(Model& m, const std::vector<float>& x, int64_t n,
                                      const std::vector<float>& r, float eps) {
   std::vector<double> g(static_cast<size_t>(m.num_params()));
   auto v = m.values();
@@ -111,7 +111,7 @@ std::vector<double> numeric_gradient(Mlp& m, const std::vector<float>& x, int64_
   return g;
 }
 
-std::vector<float> analytic_gradient(Mlp& m, const std::vector<float>& x, int64_t n,
+std::vector<float> analytic_gradient(Model& m, const std::vector<float>& x, int64_t n,
                                      const std::vector<float>& r) {
   m.zero_grad();
   m.forward(x.data(), n);
@@ -191,10 +191,10 @@ TEST_CASE("ModelSpec rejects bad forms with a UsageError listing the valid ones"
   }
 }
 
-// --- Mlp layout -------------------------------------------------------------------------
+// --- Model layout -------------------------------------------------------------------------
 
-TEST_CASE("Mlp names, shapes and offsets follow nn.ModuleList of nn.Linear", "[nn][model]") {
-  Mlp m({784, 128, 64, 10}, 3);
+TEST_CASE("Model names, shapes and offsets follow nn.ModuleList of nn.Linear", "[nn][model]") {
+  Model m({784, 128, 64, 10}, 3);
   const auto& p = m.params();
   REQUIRE(p.size() == 6);
   const char* names[] = {"layers.0.weight", "layers.0.bias",   "layers.1.weight",
@@ -216,21 +216,21 @@ TEST_CASE("Mlp names, shapes and offsets follow nn.ModuleList of nn.Linear", "[n
   CHECK(m.num_layers() == 3);
 }
 
-TEST_CASE("Mlp::from_spec builds D -> hidden -> O", "[nn][model]") {
-  CHECK(Mlp::from_spec(ModelSpec::parse("mlp:128,64"), 784, 10).sizes() ==
+TEST_CASE("Model::from_spec builds D -> hidden -> O", "[nn][model]") {
+  CHECK(Model::from_spec(ModelSpec::parse("mlp:128,64"), 784, 10).mlp_sizes() ==
         std::vector<int64_t>{784, 128, 64, 10});
-  CHECK(Mlp::from_spec(ModelSpec::parse("softmax"), 784, 10).sizes() ==
+  CHECK(Model::from_spec(ModelSpec::parse("softmax"), 784, 10).mlp_sizes() ==
         std::vector<int64_t>{784, 10});
-  CHECK(Mlp::from_spec(ModelSpec::parse("linear"), 13, 1).sizes() == std::vector<int64_t>{13, 1});
-  CHECK_THROWS_AS(Mlp::from_spec(ModelSpec::parse("softmax"), 0, 10), UsageError);
-  CHECK_THROWS_AS(Mlp({5}), UsageError);
-  CHECK_THROWS_AS(Mlp({5, 3}, -1), UsageError);
+  CHECK(Model::from_spec(ModelSpec::parse("linear"), 13, 1).mlp_sizes() == std::vector<int64_t>{13, 1});
+  CHECK_THROWS_AS(Model::from_spec(ModelSpec::parse("softmax"), 0, 10), UsageError);
+  CHECK_THROWS_AS(Model({5}), UsageError);
+  CHECK_THROWS_AS(Model({5, 3}, -1), UsageError);
   // 2^20 x 2^20 weights would need 4 TiB: refused before allocating.
-  CHECK_THROWS_AS(Mlp::from_spec(ModelSpec::parse("mlp:1048576,1048576"), 10, 10), UsageError);
+  CHECK_THROWS_AS(Model::from_spec(ModelSpec::parse("mlp:1048576,1048576"), 10, 10), UsageError);
 }
 
 TEST_CASE("zero_grad clears the whole grad buffer, extra slots included", "[nn][model]") {
-  Mlp m({3, 2}, 2);
+  Model m({3, 2}, 2);
   for (float& g : m.grad_buffer())
     g = 1.0f;
   m.zero_grad();
@@ -241,7 +241,7 @@ TEST_CASE("zero_grad clears the whole grad buffer, extra slots included", "[nn][
 // --- init -------------------------------------------------------------------------------
 
 TEST_CASE("init is deterministic, seed dependent and within nn.Linear's bounds", "[nn][init]") {
-  Mlp a({784, 128, 10}), b({784, 128, 10});
+  Model a({784, 128, 10}), b({784, 128, 10});
   a.init(42);
   b.init(42);
   CHECK(std::equal(a.values().begin(), a.values().end(), b.values().begin()));
@@ -270,7 +270,7 @@ TEST_CASE("init is deterministic, seed dependent and within nn.Linear's bounds",
 TEST_CASE("init draws a fixed xoshiro256** stream", "[nn][init]") {
   // Golden values: the same numbers on every platform (checked once against a Python
   // transcription of splitmix64 + xoshiro256**; bound = 1/sqrt(4) = 0.5).
-  Mlp m({4, 3});
+  Model m({4, 3});
   m.init(0);
   const std::vector<float> expected{0.101262987f,  0.247774065f, -0.396980047f,  -0.0834109783f,
                                     0.232996762f,  0.499748409f, -0.0777885318f, 0.0356548429f,
@@ -284,7 +284,7 @@ TEST_CASE("init draws a fixed xoshiro256** stream", "[nn][init]") {
 // --- forward and backward ---------------------------------------------------------------
 
 TEST_CASE("forward matches a naive double-precision forward", "[nn][forward]") {
-  Mlp m({5, 7, 4, 3});
+  Model m({5, 7, 4, 3});
   m.init(3);
   for (int64_t n : {1, 6, 2, 33}) {  // the workspace grows and is reused
     auto x = random_vector(static_cast<size_t>(n * 5), 10 + static_cast<uint32_t>(n));
@@ -297,7 +297,7 @@ TEST_CASE("forward matches a naive double-precision forward", "[nn][forward]") {
 }
 
 TEST_CASE("forward and backward with zero rows", "[nn][forward]") {
-  Mlp m({5, 7, 3});
+  Model m({5, 7, 3});
   m.init(1);
   CHECK(m.forward(nullptr, 0).empty());
   m.zero_grad();
@@ -307,7 +307,7 @@ TEST_CASE("forward and backward with zero rows", "[nn][forward]") {
 }
 
 TEST_CASE("backward needs the forward of the same rows", "[nn][backward]") {
-  Mlp m({2, 2});
+  Model m({2, 2});
   std::vector<float> x{1, 2, 3, 4}, dout{1, 1, 1, 1};
   CHECK_THROWS_AS(m.backward(x.data(), dout.data(), 2), std::logic_error);
   m.forward(x.data(), 1);
@@ -320,7 +320,7 @@ TEST_CASE("backward matches finite differences", "[nn][backward]") {
        {std::vector<int64_t>{5, 3}, std::vector<int64_t>{5, 7, 4, 3},
         std::vector<int64_t>{4, 16, 1}}) {
     INFO("sizes " << sizes.size() << " layers, D = " << sizes.front());
-    Mlp m(sizes);
+    Model m(sizes);
     m.init(7);
     auto x = random_vector(static_cast<size_t>(n * sizes.front()), 21);
     auto r = random_vector(static_cast<size_t>(n * sizes.back()), 22);
@@ -345,7 +345,7 @@ TEST_CASE("backward matches finite differences", "[nn][backward]") {
 }
 
 TEST_CASE("backward accumulates into grads: two calls give twice one", "[nn][backward]") {
-  Mlp m({5, 7, 4, 3}, 1);
+  Model m({5, 7, 4, 3}, 1);
   m.init(11);
   auto x = random_vector(30, 1);
   auto dout = random_vector(18, 2);
@@ -370,7 +370,7 @@ TEST_CASE("a training run matches PyTorch: MLP 3-4-3, cross-entropy, Nesterov SG
   //   3 x { zero_grad; loss = F.cross_entropy(net(x), y); loss.backward(); opt.step() }
   //   printing loss.item(), parameters_to_vector(grads) at step 0 and parameters at the end.
   // Several hidden pre-activations are negative, so the ReLU mask matters.
-  Mlp m({3, 4, 3});
+  Model m({3, 4, 3});
   const std::vector<float> init{0.5f,  -0.25f, 0.75f, -0.5f,  0.5f,  -1.0f, 0.25f,
                                 0.25f, 0.25f,  1.0f,  -0.75f, 0.0f,  // layers.0.weight (4, 3)
                                 0.1f,  -0.2f,  0.0f,  0.05f,         // layers.0.bias (4)
@@ -417,7 +417,7 @@ TEST_CASE("a training run matches PyTorch: MLP 3-4-3, cross-entropy, Nesterov SG
 // --- state and load_state ---------------------------------------------------------------
 
 TEST_CASE("state copies parameters out and load_state puts them back", "[nn][state]") {
-  Mlp a({6, 5, 2}), b({6, 5, 2});
+  Model a({6, 5, 2}), b({6, 5, 2});
   a.init(1);
   b.init(2);
   auto st = a.state();
@@ -438,7 +438,7 @@ TEST_CASE("state copies parameters out and load_state puts them back", "[nn][sta
 }
 
 TEST_CASE("load_state names the tensor, the found and the needed shape", "[nn][state]") {
-  Mlp model({784, 128, 10});
+  Model model({784, 128, 10});
   model.init(5);
   const std::vector<float> before(model.values().begin(), model.values().end());
   auto expect_error = [&](const std::vector<NamedTensor>& st, const std::string& message) {
@@ -452,7 +452,7 @@ TEST_CASE("load_state names the tensor, the found and the needed shape", "[nn][s
     CHECK(std::equal(before.begin(), before.end(), model.values().begin()));
   };
 
-  expect_error(Mlp({10, 64, 10}).state(),
+  expect_error(Model({10, 64, 10}).state(),
                "--init params.npz: layers.0.weight has shape (64, 10), the model needs (128, "
                "784); train with the same --model and --data");
   auto st = model.state();

@@ -19,7 +19,7 @@ namespace {
 // Plain single-process SGD over the same global batches: the oracle.
 std::vector<NamedTensor> oracle(const Dataset& data, const TrainConfig& config) {
   const int64_t o = model_outputs(config.model, data);
-  Mlp model = Mlp::from_spec(config.model, data.features, o);
+  Model model = Model::from_spec(config.model, data.features, o);
   model.init(config.seed);
   Sgd sgd(config.sgd, model.num_params());
   DataParallelSampler sampler(data.train.size(), config.global_batch, config.shuffle, config.seed);
@@ -73,6 +73,56 @@ TEST_CASE("N simulated nodes match the single-rank oracle to 1e-5", "[trainer][o
       }
     }
   }
+}
+
+TEST_CASE("cnn:lenet on N simulated nodes matches the single-rank oracle",
+          "[trainer][oracle][cnn]") {
+  // 144 features read as 12x12 images: the smallest LeNet takes.
+  const Dataset data = load_dataset("synthetic:train=240,test=40,features=144");
+  TrainConfig config;
+  config.model = ModelSpec::parse("cnn:lenet");
+  config.steps = 6;
+  config.epochs = 0;
+  config.global_batch = 40;
+  config.seed = 3;
+  config.sgd = {.lr = 0.05f, .momentum = 0.9f};
+  const auto reference = oracle(data, config);
+  for (int nodes : {1, 3}) {
+    INFO("nodes " << nodes);
+    CHECK(max_rel_diff(train_on(nodes, data, config, Algorithm::ring), reference) < 1e-5);
+  }
+}
+
+TEST_CASE("cnn:lenet trains in buckets, compressed and with local SGD", "[trainer][cnn]") {
+  const Dataset data = load_dataset("synthetic:train=240,test=40,features=144");
+  TrainConfig base;
+  base.model = ModelSpec::parse("cnn:lenet");
+  base.steps = 8;
+  base.epochs = 0;
+  base.global_batch = 40;
+  base.sgd = {.lr = 0.05f, .momentum = 0.9f};
+  TrainConfig buckets = base, powersgd = base, local = base;
+  buckets.bucket_bytes = buckets.first_bucket_bytes = 1024;  // a bucket per tensor
+  powersgd.compress = CompressSpec::parse("powersgd:2");
+  powersgd.powersgd_start = 2;
+  local.local_period = 3;
+  const auto reference = train_on(3, data, base, Algorithm::ring);
+  // Buckets sum each gradient as one all_reduce does; naive sums every float in the same
+  // order wherever it sits, so its parameters are the same bits.
+  CHECK(max_rel_diff(train_on(3, data, buckets, Algorithm::naive),
+                     train_on(3, data, base, Algorithm::naive)) == 0.0);
+  // PowerSGD compresses each weight, a convolution's as its (O, C K K) matrix.
+  TrainResult compressed;
+  sim::run_cluster({.nodes = 3}, [&](Communicator& comm) {
+    TrainResult r = train(comm, data, powersgd);
+    if (comm.rank() == 0) compressed = r;
+  });
+  CHECK(compressed.compression.ratio() > 1.5);
+  CHECK(max_rel_diff(compressed.params, reference) > 0.0);
+  CHECK(std::isfinite(compressed.final_loss));
+  const auto averaged = train_on(3, data, local, Algorithm::ring);
+  CHECK(max_rel_diff(averaged, reference) > 0.0);
+  CHECK(max_rel_diff(averaged, reference) < 0.5);
 }
 
 TEST_CASE("every rank ends with identical parameters", "[trainer]") {

@@ -1,9 +1,9 @@
-// CudaMlp: the CPU Mlp's forward, softmax cross-entropy and backward on one CUDA device,
-// with cuBLAS GEMMs and the small kernels of kernels.h, and CudaSgd, torch.optim.SGD on the
-// device. Parameters and gradients each live in one flat device buffer laid out exactly as
-// Mlp::values() and Mlp::grad_buffer() (layers.{i}.weight (out, in), layers.{i}.bias (out),
-// then the extra slots), so a step needs one all_reduce and the buffers copy one to one.
-// Not a trainer: CudaDevice (cuda_device.h) adds data, staging and the update order.
+// CudaMlp: the CPU MLP's forward (dsgd::Model built from an mlp spec), softmax cross-entropy and
+// backward on one CUDA device, with cuBLAS GEMMs and the small kernels of kernels.h, and CudaSgd,
+// torch.optim.SGD on the device. Parameters and gradients each live in one flat device buffer laid
+// out exactly as Model::values() and Model::grad_buffer() (layers.{i}.weight (out, in),
+// layers.{i}.bias (out), then the extra slots), so a step needs one all_reduce and the buffers copy
+// one to one. Not a trainer: CudaDevice (cuda_device.h) adds data, staging and the update order.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +63,7 @@ class CudaMlp {
   void loss(const int32_t* labels, int64_t n, float grad_scale, bool want_grad, double* acc);
 
   std::vector<int64_t> sizes_;
-  std::vector<int64_t> weight_offset_, bias_offset_;  // per layer, as Mlp::params()
+  std::vector<int64_t> weight_offset_, bias_offset_;  // per layer, as Model::params()
   int64_t num_params_ = 0, extra_ = 0;
   cudaStream_t stream_;
   Cublas cublas_;

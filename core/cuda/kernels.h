@@ -2,7 +2,7 @@
 // compiles). GEMMs are not here: cuda_mlp.cpp calls cuBLAS. Every launcher enqueues on
 // `stream` and returns cudaGetLastError(), for DSGD_CUDA_CHECK at the call site.
 // Notation: n = rows, D = features, O = outputs of a layer, C = classes, P = parameters.
-// All matrices are row-major, as the CPU Mlp's.
+// All matrices are row-major, as the CPU Model's (core/nn/model.h).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,7 +1,7 @@
 // Rng: a small, self-written random generator (splitmix64 seeding xoshiro256**) whose
 // output is the same on every platform and compiler, unlike <random>'s distributions.
-// Used for synthetic data and the sampler's per-epoch permutations. Not for cryptography,
-// and not the generator for model initialisation (that one belongs to the models).
+// Used for synthetic data, the sampler's per-epoch permutations and model initialisation.
+// Not for cryptography.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,14 @@ class Rng {
     uint64_t sm = seed ^ (stream * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL);
     for (uint64_t& w : s_)
       w = splitmix64(sm);
+  }
+
+  // The state splitmix64 makes of `seed` alone, without a stream: Model::init's generator.
+  struct PlainSeed {};
+  static constexpr PlainSeed plain_seed{};
+  Rng(PlainSeed, uint64_t seed) {
+    for (uint64_t& w : s_)
+      w = splitmix64(seed);
   }
 
   uint64_t next_u64() {

@@ -1,4 +1,4 @@
-// Mlp parameters <-> named tensors (the .npz layout of --init and --save).
+// Model parameters <-> named tensors (the .npz layout of --init and --save).
 #include <algorithm>
 #include <set>
 
@@ -10,7 +10,7 @@
 
 namespace dsgd {
 
-std::vector<NamedTensor> Mlp::state() const {
+std::vector<NamedTensor> Model::state() const {
   std::vector<NamedTensor> out;
   out.reserve(params_.size());
   for (const ParamInfo& p : params_) {
@@ -20,7 +20,7 @@ std::vector<NamedTensor> Mlp::state() const {
   return out;
 }
 
-void Mlp::load_state(const std::vector<NamedTensor>& tensors, const std::string& source) {
+void Model::load_state(const std::vector<NamedTensor>& tensors, const std::string& source) {
   const std::string hint = "train with the same --model and --data";
   std::set<std::string> seen;
   for (const NamedTensor& t : tensors) {

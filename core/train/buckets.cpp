@@ -4,8 +4,8 @@
 
 namespace dsgd {
 
-std::vector<GradientBucket> assign_buckets(const Mlp& model, int64_t first_bytes, int64_t cap_bytes,
-                                           int64_t extra) {
+std::vector<GradientBucket> assign_buckets(const Model& model, int64_t first_bytes,
+                                           int64_t cap_bytes, int64_t extra) {
   const std::vector<ParamInfo>& params = model.params();
   std::vector<GradientBucket> buckets;
   GradientBucket current{.begin = model.num_params(), .end = model.num_params() + extra};

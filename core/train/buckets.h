@@ -19,10 +19,10 @@ namespace dsgd {
 
 inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 
-// One bucket: a contiguous range of the model's gradient buffer (Mlp::grad_buffer()).
+// One bucket: a contiguous range of the model's gradient buffer (Model::grad_buffer()).
 struct GradientBucket {
   int64_t begin = 0, end = 0;  // floats [begin, end) of the gradient buffer
-  std::vector<int> params;     // indices into Mlp::params(), in the order they become ready
+  std::vector<int> params;     // indices into Model::params(), in the order they become ready
   int64_t lowest_layer = 0;    // the bucket is complete once backward has done this layer
 };
 
@@ -30,8 +30,8 @@ struct GradientBucket {
 // others), in the order they are reduced. The gradient buffer's `extra` slots after the
 // parameters (the trainer's loss sum and correct count, known before backward starts) join
 // the first bucket.
-std::vector<GradientBucket> assign_buckets(const Mlp& model, int64_t first_bytes, int64_t cap_bytes,
-                                           int64_t extra);
+std::vector<GradientBucket> assign_buckets(const Model& model, int64_t first_bytes,
+                                           int64_t cap_bytes, int64_t extra);
 
 // MB as DDP reads bucket_cap_mb: int(mb * 1024 * 1024) bytes; and back, as a flag's value
 // for messages ("25", "0.01").

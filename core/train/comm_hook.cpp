@@ -66,7 +66,8 @@ std::string CompressSpec::str() const {
   return "";
 }
 
-std::vector<HookBucket> hook_buckets(const Mlp& model, const std::vector<GradientBucket>& buckets) {
+std::vector<HookBucket> hook_buckets(const Model& model,
+                                     const std::vector<GradientBucket>& buckets) {
   std::vector<GradientBucket> all = buckets;
   if (all.empty()) {
     GradientBucket whole{.begin = 0, .end = model.num_params()};

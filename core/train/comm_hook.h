@@ -58,7 +58,8 @@ struct HookBucket {
 
 // The hook buckets of `model`'s gradient buffer: `buckets`' parameters (never their extra
 // slots), or, without buckets, one bucket of every parameter.
-std::vector<HookBucket> hook_buckets(const Mlp& model, const std::vector<GradientBucket>& buckets);
+std::vector<HookBucket> hook_buckets(const Model& model,
+                                     const std::vector<GradientBucket>& buckets);
 
 // What a hook sent, in floats, as PyTorch's PowerSGDState.compression_stats() counts it:
 // elements of the buckets before compression, and what went on the wire instead (a 16-bit

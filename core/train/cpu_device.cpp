@@ -47,7 +47,7 @@ struct CpuDevice::Batch {
   }
 };
 
-CpuDevice::CpuDevice(Mlp& model, Sgd& sgd, bool mse_loss)
+CpuDevice::CpuDevice(Model& model, Sgd& sgd, bool mse_loss)
     : model_(model), sgd_(sgd), mse_(mse_loss), batch_(std::make_unique<Batch>()) {}
 CpuDevice::~CpuDevice() = default;
 
@@ -83,7 +83,7 @@ std::span<float> CpuDevice::gradients(std::span<const int64_t> rows, float grad_
 std::span<float> CpuDevice::gradients_by_layer(std::span<const int64_t> rows, float grad_scale,
                                                const LayersDone& layers_done) {
   const int64_t n = static_cast<int64_t>(rows.size()), p = model_.num_params();
-  const int64_t o = model_.sizes().back();
+  const int64_t o = model_.outputs();
   model_.zero_grad();
   std::span<float> grads = model_.grad_buffer();
   if (n == 0) {
@@ -95,7 +95,7 @@ std::span<float> CpuDevice::gradients_by_layer(std::span<const int64_t> rows, fl
   const LossSum s = batch_->loss(*data_, out, n, o, mse_, grad_scale, true);
   grads[p] = static_cast<float>(s.loss);  // before backward: they ride in the first bucket
   grads[p + 1] = static_cast<float>(s.correct);
-  Mlp::LayerDone layer_done;
+  Model::LayerDone layer_done;
   if (layers_done) layer_done = [&](int64_t layer) { layers_done(layer, grads); };
   model_.backward(batch_->x.data(), batch_->dout.data(), n, layer_done);
   return grads;
@@ -111,12 +111,13 @@ void CpuDevice::update(std::span<float> extra) {
 }
 
 LossSum CpuDevice::evaluate_test(int64_t begin, int64_t end) {
-  const int64_t o = model_.sizes().back();
-  constexpr int64_t kChunk = 1024;  // rows per forward: bounds the workspace
+  const int64_t o = model_.outputs();
+  // Rows per forward: the workspace stays near 4 M floats (16 MB; an MLP's is smaller).
+  const int64_t chunk = model_.rows_within(int64_t{1} << 22, 1024);
   std::vector<int64_t> idx;
   LossSum total{};
-  for (int64_t lo = begin; lo < end; lo += kChunk) {
-    const int64_t hi = std::min(end, lo + kChunk);
+  for (int64_t lo = begin; lo < end; lo += chunk) {
+    const int64_t hi = std::min(end, lo + chunk);
     idx.resize(hi - lo);
     for (int64_t i = lo; i < hi; ++i)
       idx[i - lo] = i;

@@ -1,5 +1,5 @@
 // CpuDevice: a rank's ComputeDevice when it computes on the CPU. Its working copy is the
-// trainer's own Mlp and Sgd (set_params and get_params copy only when handed another
+// trainer's own Model and Sgd (set_params and get_params copy only when handed another
 // buffer), so the CPU and the GPU run the same training loop. Cross-entropy (softmax,
 // mlp) and MSE (linear) as core/nn/loss.h defines them.
 // Not a thread pool: BLAS threads are the caller's choice (set_blas_threads).
@@ -18,7 +18,7 @@ namespace dsgd {
 class CpuDevice : public ComputeDevice {
  public:
   // model has two extra gradient slots (loss sum, correct count); both outlive the device.
-  CpuDevice(Mlp& model, Sgd& sgd, bool mse_loss);
+  CpuDevice(Model& model, Sgd& sgd, bool mse_loss);
   ~CpuDevice() override;
 
   std::string name() const override { return "cpu"; }
@@ -35,7 +35,7 @@ class CpuDevice : public ComputeDevice {
 
  private:
   struct Batch;
-  Mlp& model_;
+  Model& model_;
   Sgd& sgd_;
   bool mse_;
   const Dataset* data_ = nullptr;

@@ -1,7 +1,7 @@
 // ComputeDevice: where a rank's forward, backward and SGD update run: the CPU (CpuDevice,
-// core/train/cpu_device.h) or a GPU (core/cuda/). The trainer keeps its CPU Mlp for the
+// core/train/cpu_device.h) or a GPU (core/cuda/). The trainer keeps its CPU Model for the
 // seeded initialisation, the broadcast and the final parameters; the device holds the
-// working copy (for the CPU, that Mlp itself).
+// working copy (for the CPU, that Model itself).
 // Not a backend: gradients cross ranks through the Communicator's all_reduce, unless the
 // devices sum them among themselves (NCCL: reduce_gradients and gradient_reducer say so).
 #pragma once
@@ -30,7 +30,7 @@ class ComputeDevice {
 
   // Copies both splits' features and labels to the device once (classification only).
   virtual void load_data(const Dataset& data) = 0;
-  // Parameters in Mlp::values() layout (P), host to device and back.
+  // Parameters in Model::values() layout (P), host to device and back.
   virtual void set_params(std::span<const float> values) = 0;
   virtual void get_params(std::span<float> values) = 0;
   // The SGD momentum buffer (P), for checkpoints: get_momentum returns false (and writes
@@ -69,8 +69,8 @@ class ComputeDevice {
 
 // Makes the device of one rank: its Communicator (rank, world size, timeout; every rank
 // calls the factory at the same point, so it may run collectives to agree on a set-up),
-// the Mlp's sizes {D, H..., O}, the SGD options and E. Called once per rank by train(),
-// on that rank's thread.
+// the MLP's sizes {D, H..., O} (Model::mlp_sizes(); a CNN is refused before), the SGD options and
+// E. Called once per rank by train(), on that rank's thread.
 using DeviceFactory = std::function<std::unique_ptr<ComputeDevice>(
     Communicator& comm, const std::vector<int64_t>& sizes, const SgdOptions& sgd,
     int64_t extra_slots)>;

@@ -12,7 +12,7 @@ namespace dsgd {
 
 namespace {
 
-uint64_t max_parameter_bytes(const Mlp& model) {
+uint64_t max_parameter_bytes(const Model& model) {
   int64_t largest = 0;
   for (const ParamInfo& p : model.params())
     largest = std::max(largest, p.numel);
@@ -37,8 +37,8 @@ TrainInputs load_train_inputs(const TrainConfig& config, const std::string& data
       throw UsageError(fmt::format("--init {}: is a directory; give a .npz file", init_path));
     // Check names and shapes now, with a clear message, before any node starts; no entry may
     // be larger than the largest parameter as float64 with a generous .npy header.
-    Mlp probe =
-        Mlp::from_spec(in.config.model, in.data.features, model_outputs(in.config.model, in.data));
+    Model probe = Model::from_spec(in.config.model, in.data.features,
+                                   model_outputs(in.config.model, in.data));
     in.init = read_npz(init_path, max_parameter_bytes(probe));
     probe.load_state(in.init, "--init " + init_path);
     // NaN or Inf parameters (a diverged run's --save) would only train to NaN.

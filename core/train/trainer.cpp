@@ -65,7 +65,7 @@ TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int
               resolve_algorithm(CollectiveOp::all_reduce, config.allreduce, world, params_bytes)};
 }
 
-std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model) {
+std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Model& model) {
   if (config.bucket_bytes <= 0) return {};
   const bool hooked = config.compress.kind != CompressSpec::Kind::none;
   return assign_buckets(model, config.first_bucket_bytes, config.bucket_bytes, hooked ? 0 : kExtra);
@@ -82,7 +82,7 @@ std::unique_ptr<CommHook> training_hook(const TrainConfig& config) {
 }
 
 // The pairs of every collective the run's hook runs, for each of its buckets.
-void add_hook_pairs(std::vector<RankPair>& pairs, const TrainConfig& config, const Mlp& model,
+void add_hook_pairs(std::vector<RankPair>& pairs, const TrainConfig& config, const Model& model,
                     int world) {
   const std::unique_ptr<CommHook> hook = training_hook(config);
   if (!hook) return;
@@ -98,8 +98,8 @@ void add_hook_pairs(std::vector<RankPair>& pairs, const TrainConfig& config, con
 }  // namespace
 
 std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world) {
-  const Mlp model =
-      Mlp::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
+  const Model model =
+      Model::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
   const TrainingAlgorithms a = training_algorithms(config, world, model.num_params());
   const size_t params_bytes = static_cast<size_t>(model.num_params()) * sizeof(float);
   std::vector<RankPair> pairs = collective_pairs(CollectiveOp::all_reduce, a.gradients, world,
@@ -148,6 +148,7 @@ void validate(const TrainConfig& config, const Dataset& data) {
         fmt::format("--batch {} is larger than the {} training samples of {}; use "
                     "at most {}",
                     config.global_batch, data.train.size(), data.name, data.train.size()));
+  Model::check_inputs(config.model, data.features);
   if (data.task == Task::regression && !uses_mse(config.model))
     throw UsageError(
         fmt::format("--model {} is a classifier but the data are a regression "
@@ -157,18 +158,9 @@ void validate(const TrainConfig& config, const Dataset& data) {
 
 namespace {
 
-// Multiply-adds per sample through each Linear layer: forward costs 2 flops each,
-// backward about 4, the update about 4 per parameter. Backends use it for model time.
-std::vector<double> macs_per_layer(const Mlp& model) {
-  std::vector<double> macs;
-  for (size_t l = 0; l + 1 < model.sizes().size(); ++l)
-    macs.push_back(double(model.sizes()[l]) * double(model.sizes()[l + 1]));
-  return macs;
-}
-
 // Where the run starts: the checkpoint's state, --init, or the seeded initialisation; then,
 // as PyTorch's DistributedDataParallel does, every rank takes rank 0's parameters.
-int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Mlp& model, Sgd& sgd,
+int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Model& model, Sgd& sgd,
               const std::vector<NamedTensor>* init, const TrainState* resume,
               Algorithm broadcast_algorithm) {
   int64_t first_step = 0;
@@ -193,9 +185,11 @@ int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Mlp&
 // The rank's device (the CPU unless the config says otherwise), holding the working copy
 // of the parameters, the momentum and the data.
 std::unique_ptr<ComputeDevice> make_device(Communicator& comm, const TrainConfig& config,
-                                           const Dataset& data, Mlp& model, Sgd& sgd) {
+                                           const Dataset& data, Model& model, Sgd& sgd) {
+  if (config.device && model.mlp_sizes().empty())
+    throw UsageError(fmt::format("--model {} runs on --device cpu only", config.model.str()));
   std::unique_ptr<ComputeDevice> device =
-      config.device ? config.device(comm, model.sizes(), config.sgd, kExtra)
+      config.device ? config.device(comm, model.mlp_sizes(), config.sgd, kExtra)
                     : std::make_unique<CpuDevice>(model, sgd, uses_mse(config.model));
   device->load_data(data);
   device->set_params(model.values());
@@ -204,7 +198,7 @@ std::unique_ptr<ComputeDevice> make_device(Communicator& comm, const TrainConfig
 }
 
 // Brings the device's parameters and momentum into model and sgd (checkpoints, the result).
-void pull(ComputeDevice& device, Mlp& model, Sgd& sgd) {
+void pull(ComputeDevice& device, Model& model, Sgd& sgd) {
   device.get_params(model.values());
   std::vector<float> momentum(static_cast<size_t>(model.num_params()));
   if (device.get_momentum(momentum)) sgd.set_momentum_buffer(momentum, "the device");
@@ -332,7 +326,7 @@ StepMetrics run_step(Run& run, int64_t step, DataParallelSampler::Batch& global)
 
 // How the run's gradients are summed: its hook over its buckets, and the reducer that
 // all-reduces buckets while backward goes on.
-void start_reducing(Run& run, const Mlp& model, TrainResult& result) {
+void start_reducing(Run& run, const Model& model, TrainResult& result) {
   const TrainConfig& config = run.config;
   std::vector<GradientBucket> buckets = training_buckets(config, model);
   run.hook = training_hook(config);
@@ -356,7 +350,7 @@ bool evaluates_after(const Run& run, int64_t step, int64_t steps,
 }
 
 TrainState state_after(const StepMetrics& m, const DataParallelSampler::Batch& global,
-                       const Mlp& model, const Sgd& sgd) {
+                       const Model& model, const Sgd& sgd) {
   TrainState state{.step = m.step,
                    .epoch = global.epoch,
                    .batch_in_epoch = global.index_in_epoch,
@@ -396,8 +390,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
                   const std::vector<NamedTensor>* init, const TrainHooks& hooks,
                   const TrainState* resume) {
   validate(config, data);
-  Mlp model =
-      Mlp::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
+  Model model =
+      Model::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
   Sgd sgd(config.sgd, model.num_params());
   const int64_t steps = total_steps(config, data);
   TrainResult result;
@@ -414,7 +408,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
           .device = *device,
           .sampler = DataParallelSampler(data.train.size(), config.global_batch, config.shuffle,
                                          config.seed),
-          .layer_macs = macs_per_layer(model),
+          .layer_macs = model.macs_per_layer(),
           .params = model.num_params()};
   for (double macs : run.layer_macs)
     run.macs += macs;

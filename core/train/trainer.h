@@ -121,7 +121,7 @@ TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int
 // step whose gradients a compression hook sums (the exact sums ride with exact gradients).
 bool reports_own_slice(const TrainConfig& config, int64_t step);
 // The gradient buckets of a run of `config` (none without bucket_bytes).
-std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Mlp& model);
+std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Model& model);
 // The rank pairs a run of `config` on `data` over `world` ranks talks over: those of the
 // three collectives above, and of each bucket's all_reduce.
 std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& data, int world);

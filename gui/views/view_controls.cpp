@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -158,8 +159,9 @@ bool training_editor(sim::RunSpec& run) {
   // A few models to pick; the one the run has (a flag's or a trace's) shows even when it is
   // not among them.
   if (ImGui::BeginCombo(tr("model"), run.model.c_str())) {
-    for (const char* m : {"softmax", "mlp:32", "mlp:64", "mlp:128,64", "mlp:256"})
-      if (ImGui::Selectable(m, run.model == m)) {
+    const bool images = run.data.starts_with("fashion-mnist") || run.data.starts_with("idx:");
+    for (const char* m : {"softmax", "mlp:32", "mlp:64", "mlp:128,64", "mlp:256", "cnn:lenet"})
+      if ((images || m != std::string_view("cnn:lenet")) && ImGui::Selectable(m, run.model == m)) {
         run.model = m;
         changed = true;
       }

@@ -29,7 +29,7 @@ bool report_step(int64_t step) {
 // mean loss of its own slice. Returns the final parameters.
 std::vector<float> train_by_hand(LessonContext& ctx, const Dataset& data, bool sync) {
   Communicator& comm = ctx.comm();
-  Mlp model = Mlp::from_spec(ModelSpec::parse("mlp:32"), data.features, data.classes);
+  Model model = Model::from_spec(ModelSpec::parse("mlp:32"), data.features, data.classes);
   model.init(ctx.seed());  // the same start on every rank
   Sgd sgd({.lr = kLr, .momentum = kMomentum}, model.num_params());
   DataParallelSampler sampler(data.train.size(), kBatch, true, ctx.seed());

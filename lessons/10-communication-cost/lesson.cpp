@@ -127,12 +127,12 @@ MethodResult run_method(const Dataset& data, uint64_t seed, int world, Method me
   options.control = &control;
   MethodResult result;
   sim::run_cluster(options, [&](Communicator& comm) {
-    Mlp model = Mlp::from_spec(ModelSpec::parse("mlp:64"), data.features, data.classes);
+    Model model = Model::from_spec(ModelSpec::parse("mlp:64"), data.features, data.classes);
     model.init(seed);
     Sgd sgd({.lr = kLr}, model.num_params());
     DataParallelSampler sampler(data.train.size(), kBatch, true, seed);
     std::vector<float> residual(model.num_params(), 0.0f);
-    const double macs = macs_per_sample(model);
+    const double macs = model.macs_per_sample();  // a step: about 6 flops per MAC
     for (int step = 0; step < kSteps; ++step) {
       auto batch = sampler.batch(step);
       const auto b = static_cast<int64_t>(batch.indices.size());
