@@ -110,16 +110,20 @@ double default_target(const std::vector<CompareRun>& runs) {
   return target;
 }
 
+// Whether the run's last loss is rank 0's slice's alone (the trainer's rule).
+bool own_slice(const CompareRun& r) {
+  return r.result && reports_own_slice(sim::train_config(r.spec), r.result->steps - 1);
+}
+
 void print_row(const CompareRun& r, double target, size_t width) {
   if (!r.result) {
     fmt::print("{:<{}}  failed: {}\n", r.label, width, r.failure);
     return;
   }
   const TrainResult& t = *r.result;
-  const bool own_slice = !r.spec.compress.empty() || r.spec.local_sgd > 0;
   const auto reached = time_to(r, target);
   fmt::print("{:<{}}  {:>9.4f}{}  {:>7.2f} %  {:>7.1f} s  {:>9.2f} s  {:>9.1f} MB  {}\n", r.label,
-             width, t.final_loss, own_slice ? "*" : " ", t.test_accuracy.value_or(0) * 100,
+             width, t.final_loss, own_slice(r) ? "*" : " ", t.test_accuracy.value_or(0) * 100,
              r.wall_s, t.model_s, t.bytes_sent / 1e6,
              reached ? fmt::format("{:.2f} s (step {})", reached->first, reached->second)
                      : std::string("not reached"));
@@ -133,10 +137,7 @@ void print_table(const std::vector<CompareRun>& runs, double target) {
              width, "final loss", "test acc", "wall", "model time", "rank 0 sent", target);
   for (const CompareRun& r : runs)
     print_row(r, target, width);
-  const bool any_own = std::any_of(runs.begin(), runs.end(), [](const CompareRun& r) {
-    return !r.spec.compress.empty() || r.spec.local_sgd > 0;
-  });
-  if (any_own)
+  if (std::any_of(runs.begin(), runs.end(), own_slice))
     fmt::print("* rank 0's slice of the last batch: the run did not sum the loss over the ranks\n");
 }
 

@@ -14,7 +14,8 @@ void print_outcome(const sim::RunSpec& spec, const TrainResult& r, double total_
   const char* own_slice = local ? ", rank 0's slice: the step was local"
                           : !spec.compress.empty()
                               ? ", rank 0's slice: --compress sums gradients only"
-                              : "";
+                          : spec.parameter_servers > 0 ? ", rank 0's slice: a worker's own"
+                                                       : "";
   fmt::print("  final loss       {:.4f} (training, last step{})\n", r.final_loss, own_slice);
   if (r.test_accuracy)
     fmt::print("  test accuracy    {:.2f} %  (test loss {:.4f})\n", *r.test_accuracy * 100,
@@ -37,6 +38,20 @@ void print_compression(const sim::RunSpec& spec, const TrainResult& r) {
              r.compression.ratio(), powersgd ? " (PowerSGDState's count)" : "");
 }
 
+// "servers          1 of 4 ranks, staleness at most 2 steps: 300 updates, each 1.64 updates
+// stale on average, at most 6".
+void print_servers(const sim::RunSpec& spec, const TrainResult& r) {
+  const std::string bound = spec.max_staleness < 0
+                                ? std::string("no staleness bound")
+                                : fmt::format("staleness at most {} step{}", spec.max_staleness,
+                                              spec.max_staleness == 1 ? "" : "s");
+  fmt::print(
+      "  servers          {} of {} ranks, {}: {} updates, each {:.2f} updates stale on "
+      "average, at most {}\n",
+      spec.parameter_servers, r.world, bound, r.staleness.updates, r.staleness.mean,
+      r.staleness.max);
+}
+
 void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
   const bool sim = spec.backend == sim::Backend::sim;
   if (spec.device != "cpu") fmt::print("  device           {}\n", describe_device(spec, r.world));
@@ -52,6 +67,7 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
         "steps\n",
         spec.local_sgd_start, spec.local_sgd);
   if (!spec.compress.empty()) print_compression(spec, r);
+  if (spec.parameter_servers > 0) print_servers(spec, r);
   if (!r.buckets.empty())
     fmt::print("  buckets          {}, each all-reduced while backward goes on\n", r.buckets);
   if (!sim) return;

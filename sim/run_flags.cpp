@@ -104,6 +104,16 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
                            d.powersgd_start))
       ->check(integer_at_least(0, "plain steps before PowerSGD"))
       ->type_name("N");
+  t.add_option("--parameter-servers", f.parameter_servers,
+               "Asynchronous SGD: the last S ranks hold shards of the parameters, the others "
+               "are workers that pull, compute and push without waiting for each other")
+      ->check(integer_at_least(1, "server ranks"))
+      ->type_name("S");
+  t.add_option("--max-staleness", f.max_staleness,
+               "With --parameter-servers: how many steps a worker may run ahead of the slowest "
+               "(0: synchronous; leave it out for no bound)")
+      ->check(integer_at_least(0, "steps ahead"))
+      ->type_name("T");
   t.add_option("--device", f.device, "cpu | cuda (each rank its local rank's GPU) | cuda:K")
       ->capture_default_str();
 }
@@ -439,6 +449,33 @@ void read_compress(const RunFlags& f, RunSpec& s) {
   if (f.powersgd_start != -1) s.powersgd_start = f.powersgd_start;
 }
 
+// Asynchronous SGD with parameter servers: alone, on the CPU (the world size is checked
+// where it is known: here for simulated nodes, at the start on MPI ranks).
+void read_parameter_servers(const RunFlags& f, RunSpec& s) {
+  if (f.max_staleness != -1 && f.parameter_servers == 0)
+    throw UsageError(
+        fmt::format("--max-staleness {} is given but no rank is a parameter server: add "
+                    "--parameter-servers S, or drop --max-staleness",
+                    f.max_staleness));
+  if (f.parameter_servers == 0) return;
+  const auto refuse = [&](const std::string& other, const std::string& why) {
+    throw UsageError(fmt::format("--parameter-servers {} and {}: {}; use one of them",
+                                 f.parameter_servers, other, why));
+  };
+  if (!f.compress.empty() && f.compress != "none")
+    refuse("--compress " + f.compress, "the workers push whole gradients to the servers");
+  if (f.local_sgd > 0)
+    refuse(fmt::format("--local-sgd {}", f.local_sgd), "local SGD averages over all ranks");
+  if (f.bucket_mb > 0)
+    refuse(fmt::format("--bucket-mb {:g}", f.bucket_mb), "no gradient is all-reduced");
+  if (f.device != "cpu") refuse("--device " + f.device, "the servers' shards live on the CPU");
+  if (f.allreduce == "nccl") refuse("--allreduce nccl", "no gradient is all-reduced");
+  if (f.checkpoint.every > 0 || f.checkpoint.resume)
+    refuse("checkpoints", "a checkpoint holds no server's shard or the workers' progress");
+  s.parameter_servers = f.parameter_servers;
+  s.max_staleness = f.max_staleness;
+}
+
 // cpu, cuda (each rank its local rank's GPU) or cuda:K; whether this build and machine
 // have it is the device factory's to say.
 void check_device(const std::string& device) {
@@ -484,6 +521,7 @@ void read_training(const RunFlags& f, RunSpec& s) {
   read_buckets(f.bucket_mb, f.first_bucket_mb, f.device, s);
   read_local_sgd(f, s);
   read_compress(f, s);
+  read_parameter_servers(f, s);
 }
 
 // The files a run reads, with the flag that names them: the data spec's files (csv:, idx:),
@@ -546,6 +584,11 @@ RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
   RunSpec s = defaults;
   read_training(f, s);
   s.cluster = build_cluster(f, defaults.cluster, s.backend);
+  if (s.backend == Backend::sim && s.parameter_servers >= s.cluster.nodes)
+    throw UsageError(fmt::format(
+        "--parameter-servers {} of {} nodes leaves no worker: use 1 to {} servers, or more "
+        "--nodes",
+        s.parameter_servers, s.cluster.nodes, s.cluster.nodes - 1));
   s.scenario = f.scenario.empty() ? defaults.scenario : f.scenario;
   read_outputs(f, s);
   return s;

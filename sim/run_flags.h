@@ -36,6 +36,8 @@ struct RunFlags {
   int64_t local_sgd = 0, local_sgd_start = -1;  // -1: not given
   std::string compress;
   int64_t powersgd_start = -1;  // -1: not given
+  int parameter_servers = 0;
+  int64_t max_staleness = -1;  // -1: not given (unbounded)
   // [cluster]
   int nodes = -1;  // -1: not given
   std::string scenario;

@@ -35,6 +35,8 @@ TrainConfig train_config(const RunSpec& s) {
   c.local_start = s.local_sgd_start;
   if (!s.compress.empty()) c.compress = CompressSpec::parse(s.compress);
   c.powersgd_start = s.powersgd_start;
+  c.parameter_servers = s.parameter_servers;
+  c.max_staleness = s.max_staleness;
   if (s.bucket_mb > 0) {
     c.bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.bucket_mb));
     c.first_bucket_bytes = std::max<int64_t>(1, bucket_cap_bytes(s.first_bucket_mb));
@@ -102,6 +104,10 @@ std::string describe_run(const RunSpec& s, const RunWords& w) {
   if (s.bucket_mb > 0) out += ", " + say(w.buckets, s.bucket_mb);
   if (s.local_sgd > 0) out += ", " + say(w.local_sgd, s.local_sgd, s.local_sgd_start);
   if (!s.compress.empty()) out += ", " + say(w.compress, s.compress);
+  if (s.parameter_servers > 0)
+    out += ", " +
+           say(w.servers, s.parameter_servers,
+               s.max_staleness < 0 ? std::string(w.unbounded) : std::to_string(s.max_staleness));
   if (l.latency_s > 0) out += ", " + format_duration(l.latency_s);
   if (l.bandwidth_Bps > 0) out += ", " + format_bandwidth(l.bandwidth_Bps);
   bool straggler = false;
@@ -278,6 +284,8 @@ RunSpec spec_from(const json& j) {
   s.local_sgd_start = j.value("local_sgd_start", s.local_sgd_start);
   s.compress = j.value("compress", s.compress);
   s.powersgd_start = j.value("powersgd_start", s.powersgd_start);
+  s.parameter_servers = j.value("parameter_servers", s.parameter_servers);
+  s.max_staleness = j.value("max_staleness", s.max_staleness);
   s.device = j.value("device", s.device);
   s.cluster = cluster_from(j.value("cluster", json::object()));
   s.scenario = j.value("scenario", s.scenario);
@@ -305,6 +313,8 @@ std::string run_spec_json(const RunSpec& s) {
                   {"local_sgd_start", s.local_sgd_start},
                   {"compress", s.compress},
                   {"powersgd_start", s.powersgd_start},
+                  {"parameter_servers", s.parameter_servers},
+                  {"max_staleness", s.max_staleness},
                   {"device", s.device},
                   {"cluster", cluster_json(s.cluster)},
                   {"scenario", s.scenario}};

@@ -58,6 +58,8 @@ struct RunSpec {
   int64_t local_sgd_start = 0;    // ... from this step (counting from 0) on
   std::string compress;           // a DDP communication hook (CompressSpec text); "": none
   int64_t powersgd_start = 1000;  // with compress powersgd: PowerSGDState's start_powerSGD_iter
+  int parameter_servers = 0;      // > 0: asynchronous SGD, these last ranks serving shards ...
+  int64_t max_staleness = -1;     // ... workers at most this many steps ahead (-1: unbounded)
   std::string device = "cpu";     // cpu | cuda | cuda:K
   // Where it runs. On MPI ranks only `cluster.nodes` (0: as many as mpirun starts) and
   // `cluster.timeout` mean anything: the network is the real one.
@@ -91,6 +93,8 @@ struct RunWords {
   const char* buckets = "{:g} MB buckets";
   const char* local_sgd = "local SGD every {} steps from step {}";
   const char* compress = "{} compression";
+  const char* servers = "parameter servers {}, max staleness {}";
+  const char* unbounded = "unbounded";
 };
 
 // "latency 2 ms, bandwidth 1 Gbit/s, mesh" (with jitter, loss, overrides, faults when set).

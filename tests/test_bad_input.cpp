@@ -312,7 +312,8 @@ std::vector<Row> flag_rows() {
   return rows;
 }
 
-// dsgd train with a bad choice of training mode: buckets, local SGD, compression.
+// dsgd train with a bad choice of training mode: buckets, local SGD, compression,
+// parameter servers.
 std::vector<Row> training_mode_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
   return {
@@ -347,6 +348,18 @@ std::vector<Row> training_mode_rows() {
       {"--bucket-mb 25 --device cuda",
        train("--bucket-mb 25 --device cuda"),
        {"--bucket-mb 25", "--device cpu only"}},
+      {"--parameter-servers 4 --nodes 4",
+       train("--parameter-servers 4 --nodes 4"),
+       {"--parameter-servers 4 of 4 nodes", "no worker"}},
+      {"--max-staleness 2",
+       train("--max-staleness 2"),
+       {"--max-staleness 2", "--parameter-servers"}},
+      {"--parameter-servers 1 --compress fp16",
+       train("--parameter-servers 1 --compress fp16"),
+       {"--parameter-servers 1 and --compress fp16", "use one of them"}},
+      {"--parameter-servers 1 --local-sgd 4",
+       train("--parameter-servers 1 --local-sgd 4"),
+       {"--parameter-servers 1 and --local-sgd 4", "use one of them"}},
   };
 }
 

@@ -19,6 +19,7 @@ std::string to_json_line(const StepMetrics& m) {
   j["compute_s"] = m.compute_s;
   j["comm_s"] = m.comm_s;
   j["bytes_sent"] = m.bytes_sent;
+  if (m.staleness) j["staleness"] = *m.staleness;
   return j.dump();
 }
 

@@ -35,6 +35,10 @@ ConfigFields config_fields(const TrainConfig& c) {
   }
   if (c.compress.kind != CompressSpec::Kind::none)
     fields.push_back({"--compress", c.compress.str()});
+  if (c.parameter_servers > 0) {
+    fields.push_back({"--parameter-servers", std::to_string(c.parameter_servers)});
+    fields.push_back({"--max-staleness", std::to_string(c.max_staleness)});
+  }
   if (c.compress.kind == CompressSpec::Kind::powersgd)
     fields.push_back({"--powersgd-start", std::to_string(c.powersgd_start)});
   return fields;

@@ -12,20 +12,12 @@
 #include "core/data/sampler.h"
 #include "core/train/bucket_reducer.h"
 #include "core/train/cpu_device.h"
+#include "core/train/parameter_server.h"
+#include "core/train/rank_setup.h"
 #include "core/errors.h"
 #include "core/nn/loss.h"
 
 namespace dsgd {
-namespace {
-
-// Two extra floats ride along with the gradients: the loss sum and the correct count.
-constexpr int64_t kExtra = 2;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-}  // namespace
 
 bool uses_mse(const ModelSpec& spec) {
   return spec.kind == ModelSpec::Kind::linear;
@@ -40,7 +32,8 @@ bool local_step(const TrainConfig& config, int64_t step) {
 }
 
 bool reports_own_slice(const TrainConfig& config, int64_t step) {
-  return local_step(config, step) || config.compress.kind != CompressSpec::Kind::none;
+  return local_step(config, step) || config.compress.kind != CompressSpec::Kind::none ||
+         config.parameter_servers > 0;
 }
 
 bool averages_after(const TrainConfig& config, int64_t step) {
@@ -111,6 +104,8 @@ std::vector<RankPair> training_pairs(const TrainConfig& config, const Dataset& d
     merge_pairs(pairs, collective_pairs(CollectiveOp::all_reduce, bucket, world, bytes));
   }
   add_hook_pairs(pairs, config, model, world);
+  if (config.parameter_servers > 0 && config.parameter_servers < world)
+    merge_pairs(pairs, server_pairs(server_layout(world, config.parameter_servers)));
   merge_pairs(pairs, collective_pairs(CollectiveOp::broadcast, a.broadcast, world, params_bytes));
   if (config.local_period > 0)
     merge_pairs(pairs,
@@ -157,45 +152,6 @@ void validate(const TrainConfig& config, const Dataset& data) {
 }
 
 namespace {
-
-// Where the run starts: the checkpoint's state, --init, or the seeded initialisation; then,
-// as PyTorch's DistributedDataParallel does, every rank takes rank 0's parameters.
-int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Model& model, Sgd& sgd,
-              const std::vector<NamedTensor>* init, const TrainState* resume,
-              Algorithm broadcast_algorithm) {
-  int64_t first_step = 0;
-  if (resume) {
-    if (resume->step < 0 || resume->step > steps)
-      throw UsageError(fmt::format(
-          "the checkpoint is at step {}, beyond this run's {} steps; resume with --steps {} "
-          "or more",
-          resume->step, steps, resume->step));
-    model.load_state(resume->params, "checkpoint");
-    if (!resume->momentum.empty()) sgd.set_momentum_buffer(resume->momentum, "checkpoint");
-    first_step = resume->step;
-  } else if (init) {
-    model.load_state(*init, "--init");
-  } else {
-    model.init(config.seed);
-  }
-  broadcast(comm, model.values(), 0, {.algorithm = broadcast_algorithm});
-  return first_step;
-}
-
-// The rank's device (the CPU unless the config says otherwise), holding the working copy
-// of the parameters, the momentum and the data.
-std::unique_ptr<ComputeDevice> make_device(Communicator& comm, const TrainConfig& config,
-                                           const Dataset& data, Model& model, Sgd& sgd) {
-  if (config.device && model.mlp_sizes().empty())
-    throw UsageError(fmt::format("--model {} runs on --device cpu only", config.model.str()));
-  std::unique_ptr<ComputeDevice> device =
-      config.device ? config.device(comm, model.mlp_sizes(), config.sgd, kExtra)
-                    : std::make_unique<CpuDevice>(model, sgd, uses_mse(config.model));
-  device->load_data(data);
-  device->set_params(model.values());
-  if (sgd.has_momentum_buffer()) device->set_momentum(sgd.momentum_buffer());
-  return device;
-}
 
 // Brings the device's parameters and momentum into model and sgd (checkpoints, the result).
 void pull(ComputeDevice& device, Model& model, Sgd& sgd) {
@@ -390,6 +346,13 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
                   const std::vector<NamedTensor>* init, const TrainHooks& hooks,
                   const TrainState* resume) {
   validate(config, data);
+  if (config.parameter_servers > 0) {
+    if (resume || hooks.checkpoint_every > 0)
+      throw UsageError(
+          "--parameter-servers: a checkpoint holds no server's shard; train without "
+          "checkpoints");
+    return train_with_servers(comm, data, config, init, hooks);
+  }
   Model model =
       Model::from_spec(config.model, data.features, model_outputs(config.model, data), kExtra);
   Sgd sgd(config.sgd, model.num_params());

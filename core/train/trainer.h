@@ -51,6 +51,12 @@ struct TrainConfig {
   // Tests only: PowerSGD's initial Q instead of dsgd's seeded draw (powersgd_hook.h).
   std::function<void(const HookBucket&, const HookTensor&, std::span<float>)> powersgd_initial_q;
   DeviceFactory device;  // where each rank computes: empty for the CPU (--device cuda: cli)
+  // Asynchronous SGD with parameter servers (parameter_server.h): the last S ranks hold
+  // shards of the parameters, the others are workers. 0: synchronous SGD.
+  int parameter_servers = 0;
+  // How many steps a worker may run ahead of the slowest one (stale synchronous parallel);
+  // 0 is synchronous, -1 unbounded.
+  int64_t max_staleness = -1;
 };
 
 // What one step did, as rank 0 saw it (loss and accuracy are over the global batch; in a
@@ -68,6 +74,17 @@ struct StepMetrics {
   double comm_s = 0;        // this step: the gradient all_reduce (with buckets: the time
                             // their all_reduces took, much of it beside the backward)
   uint64_t bytes_sent = 0;  // this step, by this rank
+  // With parameter servers: the updates the servers applied between this worker's pull
+  // and its push of the previous step (the staleness of that gradient).
+  std::optional<int64_t> staleness;
+};
+
+// With parameter servers: the staleness of every update the servers applied, in updates
+// applied to the same shard between the worker's pull and its push.
+struct StalenessStats {
+  int64_t updates = 0;
+  double mean = 0;
+  int64_t max = 0;
 };
 
 struct TrainResult {
@@ -82,6 +99,7 @@ struct TrainResult {
   std::string gradient_reducer;  // "NCCL 2.28.9" where the devices summed the gradients
   std::string buckets;           // describe_buckets(), with bucket_bytes
   CompressionStats compression;  // with a --compress hook, over the steps it compressed
+  StalenessStats staleness;      // with parameter servers
   // Final parameters: identical on every rank, except with local SGD after a step that did
   // not average (as in PyTorch, each rank then keeps its own).
   std::vector<NamedTensor> params;
@@ -117,8 +135,9 @@ struct TrainingAlgorithms {
   Algorithm averaging;   // local SGD's average of the P parameters
 };
 TrainingAlgorithms training_algorithms(const TrainConfig& config, int world, int64_t params);
-// Whether the step's loss and accuracy are rank 0's slice's alone: a local SGD step, or a
-// step whose gradients a compression hook sums (the exact sums ride with exact gradients).
+// Whether the step's loss and accuracy are rank 0's slice's alone: a local SGD step, a
+// step whose gradients a compression hook sums (the exact sums ride with exact gradients),
+// or a worker's step with parameter servers.
 bool reports_own_slice(const TrainConfig& config, int64_t step);
 // The gradient buckets of a run of `config` (none without bucket_bytes).
 std::vector<GradientBucket> training_buckets(const TrainConfig& config, const Model& model);

@@ -39,7 +39,9 @@ sim::RunWords run_words() {
           .outages = tr("outages: {}"),
           .buckets = tr("{:g} MB buckets"),
           .local_sgd = tr("local SGD every {} steps from step {}"),
-          .compress = tr("{} compression")};
+          .compress = tr("{} compression"),
+          .servers = tr("parameter servers {}, max staleness {}"),
+          .unbounded = tr("unbounded")};
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+// Asynchronous SGD with parameter servers (core/train/parameter_server.h) on simulated
+// nodes: max-staleness 0 with momentum 0 is synchronous SGD on the workers; every rank ends
+// with the servers' parameters; the bound holds; a straggler slows only itself when the
+// staleness is unbounded, and everyone when it is 0.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/io/metrics.h"
+#include "core/train/parameter_server.h"
+#include "core/train/trainer.h"
+#include "param_diff.h"
+#include "sim/cluster.h"
+
+using namespace dsgd;
+
+namespace {
+
+TrainConfig small_config() {
+  TrainConfig c;
+  c.model = ModelSpec::parse("mlp:16");
+  c.steps = 12;
+  c.epochs = 0;
+  c.global_batch = 48;
+  c.shuffle = false;
+  c.seed = 5;
+  c.sgd = {.lr = 0.1f, .momentum = 0.0f};
+  return c;
+}
+
+// Every rank's result.
+std::vector<TrainResult> run(sim::ClusterOptions options, const Dataset& data,
+                             const TrainConfig& config, const TrainHooks& hooks = {}) {
+  std::vector<TrainResult> results(size_t(options.nodes));
+  sim::run_cluster(options, [&](Communicator& comm) {
+    results[size_t(comm.rank())] = train(comm, data, config, nullptr, hooks);
+  });
+  return results;
+}
+
+}  // namespace
+
+TEST_CASE("parameter servers with max-staleness 0 and no momentum are synchronous SGD",
+          "[parameter_server]") {
+  const Dataset data = load_dataset("synthetic:train=480,test=96");
+  const TrainConfig sync = small_config();
+  const auto reference = run({.nodes = 3}, data, sync)[0].params;
+  for (int servers : {1, 2}) {
+    INFO(servers << " server(s)");
+    TrainConfig ps = sync;
+    ps.parameter_servers = servers;
+    ps.max_staleness = 0;
+    const auto results = run({.nodes = 3 + servers}, data, ps);
+    CHECK(max_rel_diff(results[0].params, reference) < 1e-5);
+    for (const TrainResult& r : results)
+      CHECK(max_rel_diff(r.params, results[0].params) == 0.0);  // the servers' broadcast
+    // Each server applied every worker's every step; within a step the pushes land one
+    // after another, so staleness runs from 0 to W - 1.
+    CHECK(results[0].staleness.updates == int64_t(servers) * 3 * sync.steps);
+    CHECK(results[0].staleness.max <= 2);
+    CHECK(results[0].test_accuracy.has_value());
+  }
+}
+
+TEST_CASE("one worker and its server are plain SGD, momentum and all", "[parameter_server]") {
+  const Dataset data = load_dataset("synthetic:train=480,test=96");
+  TrainConfig sync = small_config();
+  sync.sgd.momentum = 0.9f;
+  sync.sgd.weight_decay = 1e-3f;
+  TrainConfig ps = sync;
+  ps.parameter_servers = 1;
+  CHECK(max_rel_diff(run({.nodes = 2}, data, ps)[0].params,
+                     run({.nodes = 1}, data, sync)[0].params) == 0.0);
+}
+
+TEST_CASE("a straggler slows only itself with unbounded staleness, everyone with 0",
+          "[parameter_server]") {
+  // A server takes messages in the order they reach it, so model time is faithful when the
+  // compute's wall time tracks its model time: a model large enough that computing, not
+  // scheduling, takes the wall time, at about this machine's speed.
+  const Dataset data = load_dataset("synthetic:train=480,test=96,features=128");
+  sim::ClusterOptions options{.nodes = 4};
+  options.node.gflops = 5;
+  options.node_overrides[2] = options.node;
+  options.node_overrides[2].straggler = 4.0;
+  // Model time at each worker's last step.
+  const auto finish_times = [&](int64_t staleness) {
+    TrainConfig c = small_config();
+    c.model = ModelSpec::parse("mlp:512,512");
+    c.sgd.momentum = 0.9f;
+    c.parameter_servers = 1;
+    c.max_staleness = staleness;
+    std::mutex mutex;
+    std::map<int, double> at;
+    std::vector<TrainResult> results(4);
+    sim::run_cluster(options, [&](Communicator& comm) {
+      TrainHooks hooks;
+      hooks.on_step = [&](const StepMetrics& m) {
+        std::lock_guard lock(mutex);
+        if (m.step == c.steps) at[comm.rank()] = m.model_s;
+      };
+      results[size_t(comm.rank())] = train(comm, data, c, nullptr, hooks);
+    });
+    CHECK(std::isfinite(results[0].final_loss));
+    return std::pair{at, results[0].staleness};
+  };
+  const auto [free, free_staleness] = finish_times(-1);
+  REQUIRE(free.size() == 3);
+  CHECK(free.at(0) < 0.6 * free.at(2));
+  CHECK(free.at(1) < 0.6 * free.at(2));
+  CHECK(free_staleness.max > 2);  // the fast workers' pushes pass the straggler's
+  const auto [bound, bound_staleness] = finish_times(0);
+  REQUIRE(bound.size() == 3);
+  CHECK(bound.at(0) > 0.8 * bound.at(2));
+  CHECK(bound_staleness.max <= 2);
+  const auto [one, one_staleness] = finish_times(1);
+  // With bound T a worker pulling step c has every push of steps below c - T in, and until
+  // its own push of c lands the others can push steps up to c + T: at most 2T + 1 updates
+  // from each of the W - 1 others come between its pull and its push.
+  CHECK(one_staleness.max <= (2 * 1 + 1) * 2);
+  CHECK(one_staleness.max > bound_staleness.max);
+}
+
+TEST_CASE("a worker's metrics carry the staleness of its last push", "[parameter_server]") {
+  const Dataset data = load_dataset("synthetic:train=480,test=96");
+  TrainConfig c = small_config();
+  c.parameter_servers = 1;
+  std::vector<std::string> lines;
+  TrainHooks hooks;
+  std::mutex mutex;
+  hooks.on_step = [&](const StepMetrics& m) {
+    std::lock_guard lock(mutex);
+    if (m.step == 2 || m.step == c.steps) lines.push_back(to_json_line(m));
+  };
+  run({.nodes = 3}, data, c, hooks);
+  REQUIRE(lines.size() == 4);  // two workers, two steps each
+  for (const std::string& line : lines)
+    CHECK_THAT(line, Catch::Contains("\"staleness\":"));
+}
+
+TEST_CASE("a crashed server or worker stops the run, naming it", "[parameter_server]") {
+  const Dataset data = load_dataset("synthetic:train=480,test=96");
+  TrainConfig c = small_config();
+  c.parameter_servers = 1;
+  for (int rank : {1, 3}) {  // a worker, the server (its step: the slowest worker's)
+    INFO("rank " << rank << " crashes");
+    sim::ClusterOptions options{.nodes = 4};
+    options.node_overrides[rank] = options.node;
+    options.node_overrides[rank].crash_at_step = 5;
+    CHECK_THROWS_WITH(run(options, data, c), Catch::Contains(fmt::format("rank {}", rank)));
+  }
+}
+
+TEST_CASE("parameter servers need a worker", "[parameter_server]") {
+  CHECK_THROWS_WITH(server_layout(3, 3), Catch::Contains("leaves no worker"));
+  CHECK_THROWS_AS(server_layout(3, 0), UsageError);
+  const ServerLayout layout = server_layout(5, 2);
+  CHECK(layout.workers == 3);
+  CHECK(layout.shard(0, 11) == std::pair<int64_t, int64_t>{0, 6});
+  CHECK(layout.shard(1, 11) == std::pair<int64_t, int64_t>{6, 11});
+}
