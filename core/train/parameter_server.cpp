@@ -78,7 +78,10 @@ class Server {
       const Status status = comm_.recv(inbox_, kAnySource, kTag);
       const int w = status.source;
       started_ += get(inbox_, 2) == 0;  // a worker's first message carries no gradient
+      const int64_t before = slowest();
       if (get(inbox_, 2)) apply(w, get(inbox_, 1));
+      // A server's step is the slowest worker's: a fault at step k fires as it begins.
+      if (slowest() > before) comm_.on_step(slowest() + 1);
       waiting_[size_t(w)] = get(inbox_, 0);
       answer_pulls();
     }
@@ -97,12 +100,7 @@ class Server {
     const int64_t staleness = version_ - read;
     sgd_.step(values_, std::span<const float>(inbox_).subspan(kUpHeader));
     ++version_;
-    const int64_t slowest = *std::min_element(pushed_.begin(), pushed_.end());
     ++pushed_[size_t(w)];
-    // A server's step is the slowest worker's: a fault at step k fires as it begins.
-    if (pushed_[size_t(w)] == slowest + 1 &&
-        *std::min_element(pushed_.begin(), pushed_.end()) > slowest)
-      comm_.on_step(slowest + 2);
     last_staleness_[size_t(w)] = staleness;
     stats_.mean += (double(staleness) - stats_.mean) / double(++stats_.updates);
     stats_.max = std::max(stats_.max, staleness);
@@ -115,10 +113,11 @@ class Server {
   // worker's first gradient could land before a slow one has read the start).
   bool may_start(int64_t step) const {
     if (started_ < layout_.workers) return false;
-    if (config_.max_staleness < 0) return true;
-    const int64_t slowest = *std::min_element(pushed_.begin(), pushed_.end());
-    return slowest >= step - config_.max_staleness;
+    return config_.max_staleness < 0 || slowest() >= step - config_.max_staleness;
   }
+
+  // The steps the slowest worker has pushed.
+  int64_t slowest() const { return *std::min_element(pushed_.begin(), pushed_.end()); }
 
   // Sends the shard to every worker whose pull the bound now allows.
   void answer_pulls() {
