@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "core/io/npz.h"
+#include "core/nn/blas.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
 #include "core/nn/sgd.h"
@@ -66,6 +67,7 @@ Step forward_backward(Model& model, int side) {
 }
 
 Model loaded(int side) {
+  set_blas_threads(1);  // as dsgd runs OpenBLAS (and ThreadSanitizer cannot see its pool)
   const int64_t classes = entry(side, "logits").numel() / entry(side, "y").numel();
   Model model = Model::from_spec(ModelSpec::parse("cnn:lenet"), int64_t(side) * side, classes);
   model.load_state(named(side, "params", model), "lenet.npz");

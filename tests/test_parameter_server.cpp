@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -80,52 +80,48 @@ TEST_CASE("one worker and its server are plain SGD, momentum and all", "[paramet
                      run({.nodes = 1}, data, sync)[0].params) == 0.0);
 }
 
-TEST_CASE("a straggler slows only itself with unbounded staleness, everyone with 0",
-          "[parameter_server]") {
-  // A server takes messages in the order they reach it, so model time is faithful when the
-  // compute's wall time tracks its model time: a model large enough that computing, not
-  // scheduling, takes the wall time, at about this machine's speed.
+TEST_CASE("a straggler holds the others back only as far as the bound says", "[parameter_server]") {
+  // Rank 2 computes 20 times slower (wall and model time). What is checked is progress: the
+  // straggler's step when worker 0 reports its step 23 of 24. Compute must dominate a step's
+  // wall time for "20 times slower" to show (also under a sanitizer, which slows the
+  // messages but not OpenBLAS), hence the wide model.
   const Dataset data = load_dataset("synthetic:train=480,test=96,features=128");
   sim::ClusterOptions options{.nodes = 4};
-  options.node.gflops = 5;
   options.node_overrides[2] = options.node;
-  options.node_overrides[2].straggler = 4.0;
-  // Model time at each worker's last step.
-  const auto finish_times = [&](int64_t staleness) {
+  options.node_overrides[2].straggler = 20.0;
+  const auto run_with = [&](int64_t staleness) {
     TrainConfig c = small_config();
-    c.model = ModelSpec::parse("mlp:512,512");
-    c.sgd.momentum = 0.9f;
+    c.model = ModelSpec::parse("mlp:1024,1024");
+    c.steps = 24;
     c.parameter_servers = 1;
     c.max_staleness = staleness;
-    std::mutex mutex;
-    std::map<int, double> at;
-    std::vector<TrainResult> results(4);
+    std::atomic<int64_t> straggler_step{0}, straggler_at_end{-1};
+    StalenessStats stats;
     sim::run_cluster(options, [&](Communicator& comm) {
       TrainHooks hooks;
       hooks.on_step = [&](const StepMetrics& m) {
-        std::lock_guard lock(mutex);
-        if (m.step == c.steps) at[comm.rank()] = m.model_s;
+        if (comm.rank() == 2) straggler_step = m.step;
+        // (A worker reports its last step after the final evaluation, with everyone.)
+        if (comm.rank() == 0 && m.step == c.steps - 1) straggler_at_end = straggler_step.load();
       };
-      results[size_t(comm.rank())] = train(comm, data, c, nullptr, hooks);
+      const TrainResult r = train(comm, data, c, nullptr, hooks);
+      if (comm.rank() == 0) stats = r.staleness;
     });
-    CHECK(std::isfinite(results[0].final_loss));
-    return std::pair{at, results[0].staleness};
+    return std::pair{straggler_at_end.load(), stats};
   };
-  const auto [free, free_staleness] = finish_times(-1);
-  REQUIRE(free.size() == 3);
-  CHECK(free.at(0) < 0.6 * free.at(2));
-  CHECK(free.at(1) < 0.6 * free.at(2));
-  CHECK(free_staleness.max > 2);  // the fast workers' pushes pass the straggler's
-  const auto [bound, bound_staleness] = finish_times(0);
-  REQUIRE(bound.size() == 3);
-  CHECK(bound.at(0) > 0.8 * bound.at(2));
-  CHECK(bound_staleness.max <= 2);
-  const auto [one, one_staleness] = finish_times(1);
-  // With bound T a worker pulling step c has every push of steps below c - T in, and until
-  // its own push of c lands the others can push steps up to c + T: at most 2T + 1 updates
-  // from each of the W - 1 others come between its pull and its push.
-  CHECK(one_staleness.max <= (2 * 1 + 1) * 2);
-  CHECK(one_staleness.max > bound_staleness.max);
+  // Lock step: worker 0's last step needs every push of the one before.
+  const auto [locked_at, locked] = run_with(0);
+  CHECK(locked_at >= 22);
+  CHECK(locked.max <= 2);
+  // Bound T: between a worker's pull of step c (every push below c - T in) and its push,
+  // the others can push steps c - T to c + T: at most (2T + 1) (W - 1) updates.
+  const auto [bounded_at, bounded] = run_with(1);
+  CHECK(bounded_at >= 21);
+  CHECK(bounded.max <= (2 * 1 + 1) * 2);
+  // No bound: the fast workers finish while the straggler is a few steps in.
+  const auto [free_at, free] = run_with(-1);
+  CHECK(free_at < 18);
+  CHECK(free.max > 2);  // the fast workers' pushes pass the straggler's
 }
 
 TEST_CASE("a worker's metrics carry the staleness of its last push", "[parameter_server]") {
