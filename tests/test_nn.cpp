@@ -221,7 +221,8 @@ TEST_CASE("Model::from_spec builds D -> hidden -> O", "[nn][model]") {
         std::vector<int64_t>{784, 128, 64, 10});
   CHECK(Model::from_spec(ModelSpec::parse("softmax"), 784, 10).mlp_sizes() ==
         std::vector<int64_t>{784, 10});
-  CHECK(Model::from_spec(ModelSpec::parse("linear"), 13, 1).mlp_sizes() == std::vector<int64_t>{13, 1});
+  CHECK(Model::from_spec(ModelSpec::parse("linear"), 13, 1).mlp_sizes() ==
+        std::vector<int64_t>{13, 1});
   CHECK_THROWS_AS(Model::from_spec(ModelSpec::parse("softmax"), 0, 10), UsageError);
   CHECK_THROWS_AS(Model({5}), UsageError);
   CHECK_THROWS_AS(Model({5, 3}, -1), UsageError);

@@ -200,10 +200,8 @@ StepMetrics worker_step(Worker& w, int64_t step) {
   const uint64_t bytes_before = w.comm.bytes_sent();
   const Clock::time_point start = Clock::now();
   StepMetrics m{.step = step + 1};
-  if (step > 0)
-    m.staleness = exchange(w, step);
-  else
-    exchange(w, step);
+  const int64_t staleness = exchange(w, step);
+  if (step > 0) m.staleness = staleness;
   w.device.set_params(w.values);
   m.comm_s = seconds_since(start);
   const DataParallelSampler::Batch global = w.sampler.batch(step);
@@ -223,13 +221,6 @@ StepMetrics worker_step(Worker& w, int64_t step) {
   return m;
 }
 
-bool evaluates_after(const TrainConfig& config, DataParallelSampler& sampler, int64_t step,
-                     int64_t steps) {
-  if (step + 1 == steps) return false;  // the last evaluation is everyone's, after the run
-  if (config.eval_every > 0) return (step + 1) % config.eval_every == 0;
-  return sampler.batch(step).index_in_epoch == sampler.batches_per_epoch() - 1;
-}
-
 // Returns the last step's metrics, to be reported once the final evaluation is in.
 StepMetrics run_worker(Worker& w, int64_t steps, const TrainHooks& hooks, TrainResult& result) {
   const Clock::time_point t0 = Clock::now();
@@ -239,7 +230,10 @@ StepMetrics run_worker(Worker& w, int64_t steps, const TrainHooks& hooks, TrainR
     w.comm.emit({.kind = EventKind::step_begin, .seq = uint64_t(step + 1), .op = "step"});
     StepMetrics m = worker_step(w, step);
     // Rank 0 evaluates alone, on the whole test split, the parameters it pulled.
-    if (w.comm.rank() == 0 && evaluates_after(w.config, w.sampler, step, steps)) {
+    // (The last evaluation is everyone's, after the run.)
+    if (w.comm.rank() == 0 && step + 1 < steps &&
+        evaluates_after(w.config, step, steps, w.sampler.batch(step).index_in_epoch,
+                        w.sampler.batches_per_epoch())) {
       const LossSum s = w.device.evaluate_test(0, w.data.test.size());
       const double n = double(std::max<int64_t>(w.data.test.size(), 1));
       m.test_loss = s.loss / n;

@@ -42,4 +42,11 @@ std::unique_ptr<ComputeDevice> make_device(Communicator& comm, const TrainConfig
   return device;
 }
 
+bool evaluates_after(const TrainConfig& config, int64_t step, int64_t steps, int64_t index_in_epoch,
+                     int64_t batches_per_epoch) {
+  if (step + 1 == steps) return true;
+  if (config.eval_every > 0) return (step + 1) % config.eval_every == 0;
+  return index_in_epoch == batches_per_epoch - 1;  // the epoch's end
+}
+
 }  // namespace dsgd

@@ -26,6 +26,12 @@ int64_t start(Communicator& comm, const TrainConfig& config, int64_t steps, Mode
               const std::vector<NamedTensor>* init, const TrainState* resume,
               Algorithm broadcast_algorithm);
 
+// Whether the run evaluates after step `step` (from 0) of `steps`, the batch
+// `index_in_epoch` of its epoch's `batches_per_epoch`: every --eval-every K steps, else at
+// each epoch's end; always after the last step.
+bool evaluates_after(const TrainConfig& config, int64_t step, int64_t steps, int64_t index_in_epoch,
+                     int64_t batches_per_epoch);
+
 // The rank's device (the CPU unless the config says otherwise), holding the working copy
 // of the parameters, the momentum and the data.
 std::unique_ptr<ComputeDevice> make_device(Communicator& comm, const TrainConfig& config,

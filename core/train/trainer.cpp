@@ -298,13 +298,6 @@ void start_reducing(Run& run, const Model& model, TrainResult& result) {
   run.reducer = std::make_unique<BucketReducer>(run.comm, std::move(buckets), std::move(reduce));
 }
 
-bool evaluates_after(const Run& run, int64_t step, int64_t steps,
-                     const DataParallelSampler::Batch& global) {
-  if (step + 1 == steps) return true;
-  if (run.config.eval_every > 0) return (step + 1) % run.config.eval_every == 0;
-  return global.index_in_epoch == run.sampler.batches_per_epoch() - 1;  // the epoch's end
-}
-
 TrainState state_after(const StepMetrics& m, const DataParallelSampler::Batch& global,
                        const Model& model, const Sgd& sgd) {
   TrainState state{.step = m.step,
@@ -385,7 +378,8 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     DataParallelSampler::Batch global{};
     StepMetrics m = run_step(run, step, global);
     check_finite(m, config);
-    if (evaluates_after(run, step, steps, global)) {
+    if (evaluates_after(config, step, steps, global.index_in_epoch,
+                        run.sampler.batches_per_epoch())) {
       const Evaluation e = evaluate(comm, *device, data, algorithms.evaluation);
       m.test_loss = e.loss;
       m.test_accuracy = e.accuracy;

@@ -190,7 +190,7 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"local SGD every {} steps from step {}", "本地 SGD：每 {} 步平均一次，从第 {} 步起"},
     {"{} compression", "{} 梯度压缩"},
     {"parameter servers {}, max staleness {}", "参数服务器 {} 个，陈旧度上限 {}"},
-    {"unbounded", "不设限"},
+    {"unbounded", "无"},
     {"The run ended by a fault (Esc closes this)", "运行因故障结束（按 Esc 关闭）"},
     {"Error (Esc closes this)", "错误（按 Esc 关闭）"},
     // layout (the View section)
