@@ -17,12 +17,14 @@
 #include "core/nn/blas.h"
 #include "core/train/train_inputs.h"
 #include "sim/cluster.h"
+#include "sim/elastic.h"
 #include "sim/link_model.h"
 
 namespace dsgd::cli {
 namespace {
 
-constexpr unsigned kRunFlagGroups = sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags;
+constexpr unsigned kRunFlagGroups =
+    sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags | sim::kElasticFlags;
 
 // One run of the comparison, as it went.
 struct CompareRun {
@@ -52,12 +54,27 @@ sim::RunSpec spec_of_run(const std::vector<std::string>& shared, const std::stri
     throw UsageError(
         fmt::format("{}{}; the flags are dsgd train's (see 'dsgd train --help')", where, e.what()));
   }
+  if (flags.elastic == "restart")
+    throw UsageError(fmt::format(
+        "{}--elastic restart starts again from checkpoints, which dsgd compare does not write: "
+        "compare --elastic in-process, or run dsgd train --elastic restart",
+        run.empty() ? "" : fmt::format("--runs \"{}\": ", run)));
   if (run.empty()) return sim::build_run_spec(flags, sim::RunSpec{});
   try {
     return sim::build_run_spec(flags, sim::RunSpec{});
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("--runs \"{}\": {}", run, e.what()));
   }
+}
+
+// An elastic run's result is its last round's: the traffic and time of rank 0's steps in
+// every round go into it.
+void count_every_round(CompareRun& run) {
+  if (!run.result || run.spec.elastic.policy == sim::ElasticPolicy::none) return;
+  TrainResult& r = *run.result;
+  r.bytes_sent = 0, r.compute_s = 0, r.comm_s = 0;
+  for (const StepMetrics& m : run.steps)
+    r.bytes_sent += m.bytes_sent, r.compute_s += m.compute_s, r.comm_s += m.comm_s;
 }
 
 CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quiet) {
@@ -72,23 +89,32 @@ CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quie
   if (!quiet) fmt::print(stderr, "{}\n", label);
   Progress progress(steps, quiet);
   const Clock::time_point start = Clock::now();
+  const auto train_rank = [&](Communicator& comm, const sim::ElasticRound* round) {
+    TrainHooks hooks;
+    if (comm.rank() == 0)
+      hooks.on_step = [&](const StepMetrics& m) {
+        out.steps.push_back(m);
+        progress.update(m);
+      };
+    if (round) sim::add_round_hooks(hooks, comm, *round);
+    TrainResult r = run_training_on(comm, inputs, hooks, round ? round->resume : nullptr);
+    if (comm.rank() == 0) out.result = std::move(r);
+  };
   try {
-    sim::run_cluster(options, [&](Communicator& comm) {
-      TrainHooks hooks;
-      if (comm.rank() == 0)
-        hooks.on_step = [&](const StepMetrics& m) {
-          out.steps.push_back(m);
-          progress.update(m);
-        };
-      TrainResult r = run_training_on(comm, inputs, hooks);
-      if (comm.rank() == 0) out.result = std::move(r);
-    });
+    if (spec.elastic.policy == sim::ElasticPolicy::none)
+      sim::run_cluster(options, [&](Communicator& comm) { train_rank(comm, nullptr); });
+    else
+      sim::run_elastic(
+          options, spec.elastic,
+          [&](Communicator& comm, const sim::ElasticRound& round) { train_rank(comm, &round); },
+          [] { return std::optional<TrainState>(); });
   } catch (const Error& e) {                 // a crash fault, a lost peer: the others still compare
     if (e.exit_code() == kExitUsage) throw;  // a run that cannot start is the user's to fix
     out.failure = e.what();
     out.result.reset();
   }
   progress.finish();
+  count_every_round(out);
   out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
 }

@@ -80,6 +80,18 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
         r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1), spec.cluster.node.gflops);
 }
 
+// "membership       rank 1 lost after step 19: 3 ranks went on from step 19 (in-process)",
+// one line per change.
+void print_membership(const RunReport& report) {
+  const char* policy = sim::to_string(report.spec.elastic.policy);
+  if (report.membership.empty()) {
+    fmt::print("  membership       unchanged (--elastic {}: no node was lost)\n", policy);
+    return;
+  }
+  for (size_t i = 0; i < report.membership.size(); ++i)
+    fmt::print("  {:<16} {}\n", i == 0 ? "membership" : "", report.membership[i]);
+}
+
 void print_files(const RunReport& report) {
   const sim::Outputs& out = report.spec.outputs;
   if (!report.resumed.empty()) fmt::print("  resumed from     {}\n", report.resumed);
@@ -99,6 +111,7 @@ void print_summary(const RunReport& report) {
              data.test.size(), report.spec.batch, r.steps);
   print_outcome(report.spec, r, report.total_s);
   print_communication(report.spec, r);
+  if (report.spec.elastic.policy != sim::ElasticPolicy::none) print_membership(report);
   print_files(report);
 }
 

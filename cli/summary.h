@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/data/dataset.h"
 #include "core/train/trainer.h"
@@ -20,6 +21,7 @@ struct RunReport {
   std::string resumed;      // "ckpt/ckpt-0000000010.npz (step 10)", "" when not resumed
   std::string checkpoints;  // the newest checkpoint written and how many are kept, or ""
   std::string trace;        // where the trace went and how to open it, or ""
+  std::vector<std::string> membership;  // an elastic run's changes (sim/elastic.h)
 };
 
 void print_summary(const RunReport& report);

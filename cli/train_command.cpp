@@ -7,6 +7,7 @@
 
 #include "cli/backend.h"
 #include "sim/checkpoint_plan.h"
+#include "sim/elastic.h"
 #include "cli/device_choice.h"
 #include "cli/progress.h"
 #include "cli/summary.h"
@@ -24,7 +25,7 @@ void add_train_command(CLI::App& app, TrainFlags& f) {
   CLI::App* train = app.add_subcommand("train", "Train a model with data-parallel synchronous SGD");
   add_train_options(*train, f,
                     sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags |
-                        sim::kOutputFlags | sim::kCheckpointFlags);
+                        sim::kOutputFlags | sim::kCheckpointFlags | sim::kElasticFlags);
   train->footer(
       "Checkpoints: --checkpoint-every K --checkpoint-dir D writes D/ckpt-<step>.npz every K "
       "steps\n(parameters, momentum, step, data position, config hash), atomically, keeping "
@@ -73,6 +74,42 @@ TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec,
   return hooks;
 }
 
+void add_step_totals(TrainResult& totals, const StepMetrics& m) {
+  totals.compute_s += m.compute_s;
+  totals.comm_s += m.comm_s;
+  totals.bytes_sent += m.bytes_sent;
+  ++totals.steps_run;
+}
+
+// What rank 0 trained, once it has (a crash fault on rank 0 leaves nothing to report).
+struct RankZeroResult {
+  TrainResult result;
+  bool finished = false;
+  // An elastic run: every step rank 0 reported, over all rounds (add_step).
+  TrainResult totals;
+};
+
+// Trains one rank of an elastic round: rank 0's outputs, the round's reports of each step
+// and, in-process, the commits the survivors go on from.
+void train_round(Communicator& comm, const sim::ElasticRound& round, const TrainInputs& inputs,
+                 const sim::RunSpec& spec, const sim::CheckpointPlan& plan, RankZeroOutputs& out,
+                 RankZeroResult& rank0) {
+  TrainHooks hooks = rank_zero_hooks(comm, spec, plan, out);
+  if (hooks.on_step)  // the metrics' wall time counts from the first round's start
+    hooks.on_step = [&, rank_zero = std::move(hooks.on_step)](const StepMetrics& m) {
+      StepMetrics since_start = m;
+      since_start.wall_s += round.wall_start_s;
+      rank_zero(since_start);
+      add_step_totals(rank0.totals, m);
+    };
+  sim::add_round_hooks(hooks, comm, round);
+  const TrainState* resume = round.resume  ? round.resume
+                             : plan.resume ? &plan.resume->state
+                                           : nullptr;
+  TrainResult r = run_training_on(comm, inputs, hooks, resume);
+  if (comm.rank() == 0) rank0.result = std::move(r), rank0.finished = true;
+}
+
 std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
   if (spec.outputs.trace.empty()) return "";
   if (spec.backend == sim::Backend::mpi)
@@ -80,10 +117,94 @@ std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
   return fmt::format("{} (open in ui.perfetto.dev)", path);
 }
 
+// "dsgd train on 4 simulated nodes", "... on 4 simulated nodes, 3 at the end" (elastic).
 std::string what_ran(const sim::RunSpec& spec, int world) {
   const bool sim = spec.backend == sim::Backend::sim;
-  return fmt::format("dsgd train on {} {} {}", world, sim ? "simulated" : "MPI",
-                     sim ? (world == 1 ? "node" : "nodes") : (world == 1 ? "rank" : "ranks"));
+  const int first = sim ? spec.cluster.nodes : world;
+  return fmt::format("dsgd train on {} {} {}{}", first, sim ? "simulated" : "MPI",
+                     sim ? (first == 1 ? "node" : "nodes") : (first == 1 ? "rank" : "ranks"),
+                     first != world ? fmt::format(", {} at the end", world) : "");
+}
+
+// Everything one `dsgd train` holds while its ranks run.
+struct TrainRun {
+  const sim::RunSpec& spec;
+  const TrainInputs& inputs;
+  const sim::CheckpointPlan& plan;
+  RankZeroOutputs& out;
+  ChromeTraceWriter& trace;
+  sim::ClusterOptions options;
+  RankZeroResult rank0;
+  int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace
+  std::vector<sim::MembershipChange> changes;
+
+  bool sim() const { return spec.backend == sim::Backend::sim; }
+  std::string trace_path() const {
+    return sim() ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
+  }
+};
+
+// The ranks of the backend train; returns whether this process hosts rank 0.
+bool run_ranks(TrainRun& run) {
+  const TrainInputs& inputs = run.inputs;
+  const RunChecks checks{.config_hash = config_fingerprint(inputs.config),
+                         .config = config_fields(inputs.config),
+                         .data_hash = dataset_fingerprint(inputs.data),
+                         .nodes = run.spec.cluster.nodes,
+                         .check_world = [&](int world) { sim::check_world(run.plan, world); },
+                         .own_only = true};  // beside other programs of an MPMD job
+  return run_on_backend(
+      sim::to_string(run.spec.backend), run.options,
+      [&](Communicator& comm) {
+        if (!run.sim()) run.mpi_rank = comm.rank();
+        run.trace.set_world(comm.size());  // an MPI rank's file holds its own events only
+        TrainResult r =
+            run_training_on(comm, inputs, rank_zero_hooks(comm, run.spec, run.plan, run.out),
+                            run.plan.resume ? &run.plan.resume->state : nullptr);
+        if (comm.rank() == 0) run.rank0.result = std::move(r), run.rank0.finished = true;
+      },
+      checks);
+}
+
+// --elastic: rounds of simulated nodes until one ends without a crash. Rank 0's result then
+// counts the time, traffic and steps of every round.
+void run_elastic_ranks(TrainRun& run) {
+  const sim::CheckpointSpec& c = run.spec.outputs.checkpoint;
+  run.trace.set_world(run.spec.cluster.nodes);  // events name the first round's ranks
+  const Clock::time_point t0 = Clock::now();
+  run.changes = sim::run_elastic(
+      run.options, run.spec.elastic,
+      [&](Communicator& comm, const sim::ElasticRound& round) {
+        train_round(comm, round, run.inputs, run.spec, run.plan, run.out, run.rank0);
+      },
+      [&] { return sim::newest_state(run.plan, c.dir); });
+  if (!run.rank0.finished) return;
+  TrainResult& r = run.rank0.result;
+  const TrainResult& t = run.rank0.totals;
+  r.compute_s = t.compute_s, r.comm_s = t.comm_s, r.bytes_sent = t.bytes_sent;
+  r.steps_run = t.steps_run;
+  r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int report(TrainRun& run, double total_s) {
+  const sim::RunSpec& spec = run.spec;
+  const TrainResult& result = run.rank0.result;
+  if (!spec.outputs.save.empty()) write_npz(spec.outputs.save, result.params);
+  if (run.out.metrics) run.out.metrics->commit();
+  RunReport report{.what = what_ran(spec, result.world),
+                   .spec = spec,
+                   .data = run.inputs.data,
+                   .result = result,
+                   .total_s = total_s,
+                   .trace = trace_note(spec, run.trace_path()),
+                   .membership = sim::describe_changes(run.changes, spec.elastic.policy)};
+  if (run.plan.resume)
+    report.resumed = fmt::format("{} (step {})", run.plan.resume_path, run.plan.resume->state.step);
+  if (!run.out.last_checkpoint.empty())
+    report.checkpoints =
+        fmt::format("{} (newest {} kept)", run.out.last_checkpoint, spec.outputs.checkpoint.keep);
+  print_summary(report);
+  return kExitOk;
 }
 
 }  // namespace
@@ -93,7 +214,6 @@ int run_train(const TrainFlags& flags) {
   const sim::RunSpec spec = sim::build_run_spec(flags.run, sim::RunSpec{});
   set_blas_threads(1);                           // every node is a thread already
   const TrainInputs inputs = load_inputs(spec);  // checked before any node starts
-  const bool sim = spec.backend == sim::Backend::sim;
   // The checkpoint to resume from, checked against this run; MPI checks the world later.
   const sim::CheckpointPlan plan = sim::plan_checkpoints(spec.outputs.checkpoint, inputs.config,
                                                          inputs.data, spec.cluster.nodes);
@@ -101,69 +221,37 @@ int run_train(const TrainFlags& flags) {
   if (!spec.outputs.metrics.empty())
     out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
   ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec)});  // replays show the settings
-  sim::ClusterOptions options{spec.cluster};
-  if (!spec.outputs.trace.empty()) options.events = &trace;
-  if (sim) {  // what the run's descriptors are counted from, before any node starts
-    options.pairs =
+  TrainRun run{.spec = spec,
+               .inputs = inputs,
+               .plan = plan,
+               .out = out,
+               .trace = trace,
+               .options = spec.cluster};
+  if (!spec.outputs.trace.empty()) run.options.events = &trace;
+  if (run.sim())  // what the run's descriptors are counted from, before any node starts
+    run.options.pairs =
         static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
-  }
-
-  TrainResult result;
-  bool rank0_finished = false;  // a crash fault on rank 0 leaves nothing to report
-  int mpi_rank = 0;             // MPI: this process's rank; each writes its own trace
-  auto trace_path = [&] {
-    return sim ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
-  };
-  const RunChecks checks{.config_hash = config_fingerprint(inputs.config),
-                         .config = config_fields(inputs.config),
-                         .data_hash = dataset_fingerprint(inputs.data),
-                         .nodes = spec.cluster.nodes,
-                         .check_world = [&](int world) { sim::check_world(plan, world); },
-                         .own_only = true};  // beside other programs of an MPMD job
-  bool hosts_rank0 = false;
+  bool hosts_rank0 = true;
   try {
-    hosts_rank0 = run_on_backend(
-        sim::to_string(spec.backend), options,
-        [&](Communicator& comm) {
-          if (!sim) mpi_rank = comm.rank();
-          trace.set_world(comm.size());  // an MPI rank's file holds its own events only
-          TrainResult r = run_training_on(comm, inputs, rank_zero_hooks(comm, spec, plan, out),
-                                          plan.resume ? &plan.resume->state : nullptr);
-          if (comm.rank() == 0) {
-            result = std::move(r);
-            rank0_finished = true;
-          }
-        },
-        checks);
+    if (spec.elastic.policy != sim::ElasticPolicy::none)
+      run_elastic_ranks(run);
+    else
+      hosts_rank0 = run_ranks(run);
   } catch (...) {
     out.progress.finish();
     // A trace of a failed run is what explains it: write what there is.
-    if (!spec.outputs.trace.empty() && trace.size() > 0) trace.write(trace_path());
+    if (!spec.outputs.trace.empty() && trace.size() > 0) trace.write(run.trace_path());
     throw;
   }
   out.progress.finish();
-  if (!spec.outputs.trace.empty()) trace.write(trace_path());
+  if (!spec.outputs.trace.empty()) trace.write(run.trace_path());
   if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
-  if (!rank0_finished)               // every rank crashed, or rank 0 after the others had finished
+  if (!run.rank0.finished)           // every rank crashed, or rank 0 after the others had finished
     throw CommError(
         "rank 0 crashed (a --crash fault) before the run ended, so nothing was saved or "
-        "reported; drop the fault on rank 0, or crash another rank",
+        "reported; drop the fault on rank 0, crash another rank, or add --elastic in-process",
         0);
-  if (!spec.outputs.save.empty()) write_npz(spec.outputs.save, result.params);
-  if (out.metrics) out.metrics->commit();
-  RunReport report{.what = what_ran(spec, result.world),
-                   .spec = spec,
-                   .data = inputs.data,
-                   .result = result,
-                   .total_s = std::chrono::duration<double>(Clock::now() - start).count(),
-                   .trace = trace_note(spec, trace_path())};
-  if (plan.resume)
-    report.resumed = fmt::format("{} (step {})", plan.resume_path, plan.resume->state.step);
-  if (!out.last_checkpoint.empty())
-    report.checkpoints =
-        fmt::format("{} (newest {} kept)", out.last_checkpoint, spec.outputs.checkpoint.keep);
-  print_summary(report);
-  return kExitOk;
+  return report(run, std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 }  // namespace dsgd::cli

@@ -98,4 +98,13 @@ void check_world(const CheckpointPlan& plan, int world) {
   check_same_config(plan.resume->config, expected, plan.resume_path);
 }
 
+std::optional<TrainState> newest_state(const CheckpointPlan& plan, const std::string& dir) {
+  if (list_checkpoints(dir).empty()) return std::nullopt;
+  FoundCheckpoint found = find_latest_checkpoint(dir);
+  CheckpointConfig expected = plan.run_config;
+  expected.world = found.checkpoint.config.world;
+  check_same_config(found.checkpoint.config, expected, found.path);
+  return std::move(found.checkpoint.state);
+}
+
 }  // namespace dsgd::sim

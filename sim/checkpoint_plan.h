@@ -30,4 +30,8 @@ CheckpointPlan plan_checkpoints(const CheckpointSpec& checkpoints, const TrainCo
 // The world-size half of the check, once the world is known (UsageError).
 void check_world(const CheckpointPlan& plan, int world);
 
+// An elastic restart's state (elastic.h): the newest intact checkpoint of `dir`, from this
+// run's configuration with any world size; none while dir holds no checkpoint.
+std::optional<TrainState> newest_state(const CheckpointPlan& plan, const std::string& dir);
+
 }  // namespace dsgd::sim

@@ -54,7 +54,8 @@ class NodeThreads {
       threads.emplace_back([&, r] {
         prctl(PR_SET_TIMERSLACK, 1000UL);  // precise sleeps for the link model's arrivals
         try {
-          run_node_function(*nodes_[r], fn, options.timeout);
+          if (!run_node_function(*nodes_[r], fn, options.timeout) && options.on_crash)
+            options.on_crash(r);
         } catch (...) {
           fail(r, std::current_exception());
         }
@@ -122,7 +123,8 @@ void run_cluster(const ClusterOptions& options, const NodeFunction& fn) {
   SimControl own_control;
   SimControl& control = options.control ? *options.control : own_control;
   // The token refuses any connection not of this run.
-  const NodeJob job{.job = {.token = random_token()}, .epoch = Clock::now()};
+  const NodeJob job{.job = {.token = random_token()},
+                    .epoch = options.epoch.value_or(Clock::now())};
   LoopbackHub hub(options.nodes);  // before the nodes: they use it until they are gone
   std::vector<std::unique_ptr<SimNode>> nodes;
   nodes.reserve(options.nodes);

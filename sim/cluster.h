@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "core/comm/communicator.h"
 #include "sim/control.h"
@@ -33,6 +34,11 @@ struct ClusterOptions {
   // the check that the run fits the process's descriptor limit before it starts; -1 when
   // not known (only the nodes' own descriptors are counted then).
   int64_t pairs = -1;
+  // The run's time 0 (events' wall_s); none: when run_cluster starts. An elastic run's later
+  // rounds keep the first round's, so their events follow on (elastic.h).
+  std::optional<Clock::time_point> epoch;
+  // Called on a node's thread when its crash fault fires (its connections are down).
+  std::function<void(int rank)> on_crash;
 
   // The options of `rank`: its override, else the default node's.
   const NodeOptions& node_of(int rank) const;

@@ -145,6 +145,19 @@ void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
                            d.cluster.node.eager_bytes));
 }
 
+void add_elastic_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
+  t.add_option("--elastic", f.elastic,
+               "When a node dies, the others go on: restart (torchrun's: again from the newest "
+               "checkpoint) or in-process (Horovod's: the survivors keep their state)")
+      ->type_name("POLICY");
+  t.add_option("--max-restarts", f.max_restarts,
+               fmt::format("With --elastic: how many membership changes a run may go through "
+                           "(default {})",
+                           d.elastic.max_restarts))
+      ->check(integer_at_least(0, "membership changes"))
+      ->type_name("N");
+}
+
 void add_output_flags(CLI::App& t, RunFlags& f) {
   t.add_option("--save", f.save, "Save the final parameters (.npz)");
   t.add_option("--metrics", f.metrics, "Write one JSON line per step");
@@ -192,6 +205,7 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
   if (groups & kClusterFlags) add_cluster_flags(app, flags, defaults);
   if (groups & kOutputFlags) add_output_flags(app, flags);
   if (groups & kCheckpointFlags) add_checkpoint_flags(app, flags.checkpoint);
+  if (groups & kElasticFlags) add_elastic_flags(app, flags, defaults);
   const std::vector<CLI::Option*> options = app.get_options();
   for (size_t i = before; i < options.size(); ++i)
     if (options[i]->get_type_name() == "TEXT" && options[i]->get_expected_min() > 0)
@@ -569,6 +583,41 @@ void check_distinct_files(const RunFlags& f) {
   }
 }
 
+// --elastic: simulated nodes of one process, a training mode whose state survivors can hold,
+// and (restart) checkpoints to start again from.
+void read_elastic(const RunFlags& f, RunSpec& s) {
+  if (f.max_restarts != -1 && f.elastic.empty())
+    throw UsageError(fmt::format(
+        "--max-restarts {} is given but without --elastic POLICY no run goes on after a crash: "
+        "add --elastic restart or --elastic in-process, or drop --max-restarts",
+        f.max_restarts));
+  if (f.elastic.empty()) return;
+  const ElasticPolicy policy = parse_elastic_policy(f.elastic);
+  const auto refuse = [&](const std::string& other, const std::string& why) {
+    throw UsageError(fmt::format("--elastic {} and {}: {}", f.elastic, other, why));
+  };
+  if (s.backend == Backend::mpi)
+    refuse("--backend mpi",
+           "Open MPI ends the whole job when a rank dies, so no survivor is left to go on; use "
+           "--backend sim");
+  if (s.parameter_servers > 0)
+    refuse(fmt::format("--parameter-servers {}", s.parameter_servers),
+           "a server's shard of the parameters dies with it; use one of them");
+  if (s.local_sgd > 0)
+    refuse(fmt::format("--local-sgd {}", s.local_sgd),
+           "each rank's own model between averages dies with it; use one of them");
+  if (!s.compress.empty() && !s.compress.starts_with("fp16") && !s.compress.starts_with("bf16"))
+    refuse("--compress " + s.compress,
+           "the hook's per-rank state (error feedback) is not carried over; use fp16, bf16 or "
+           "no --compress");
+  if (policy == ElasticPolicy::restart && f.checkpoint.every == 0)
+    refuse("no --checkpoint-every",
+           "a restart starts again from the newest checkpoint; add --checkpoint-every K "
+           "--checkpoint-dir DIR");
+  s.elastic = {.policy = policy,
+               .max_restarts = f.max_restarts == -1 ? s.elastic.max_restarts : f.max_restarts};
+}
+
 void read_outputs(const RunFlags& f, RunSpec& s) {
   check_output_path(f.save, "--save");
   check_output_path(f.metrics, "--metrics");
@@ -590,6 +639,7 @@ RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
         "--nodes",
         s.parameter_servers, s.cluster.nodes, s.cluster.nodes - 1));
   s.scenario = f.scenario.empty() ? defaults.scenario : f.scenario;
+  read_elastic(f, s);
   read_outputs(f, s);
   return s;
 }

@@ -43,6 +43,8 @@ struct RunFlags {
   std::string scenario;
   std::string topology, latency, bandwidth, jitter, loss, timeout, eager_limit;
   std::vector<std::string> stragglers, crashes;
+  std::string elastic;    // "": not given
+  int max_restarts = -1;  // -1: not given
   // [outputs]
   std::string save, metrics, trace;
   CheckpointSpec checkpoint;
@@ -53,7 +55,8 @@ enum FlagGroup : unsigned {
   kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --timeout --eager-limit
   kOutputFlags = 4,    // --save --metrics --trace
   kCheckpointFlags = 8,
-  kBackendFlag = 16,  // --backend sim|mpi
+  kBackendFlag = 16,   // --backend sim|mpi
+  kElasticFlags = 32,  // --elastic --max-restarts
 };
 
 // The flags' values before parsing: `defaults` (so --help shows a command's own).

@@ -289,6 +289,8 @@ RunSpec spec_from(const json& j) {
   s.device = j.value("device", s.device);
   s.cluster = cluster_from(j.value("cluster", json::object()));
   s.scenario = j.value("scenario", s.scenario);
+  s.elastic.policy = parse_elastic_policy(j.value("elastic", std::string("none")));
+  s.elastic.max_restarts = j.value("max_restarts", s.elastic.max_restarts);
   return s;
 }
 
@@ -317,7 +319,9 @@ std::string run_spec_json(const RunSpec& s) {
                   {"max_staleness", s.max_staleness},
                   {"device", s.device},
                   {"cluster", cluster_json(s.cluster)},
-                  {"scenario", s.scenario}};
+                  {"scenario", s.scenario},
+                  {"elastic", to_string(s.elastic.policy)},
+                  {"max_restarts", s.elastic.max_restarts}};
   return j.dump();
 }
 

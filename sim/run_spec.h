@@ -15,6 +15,7 @@
 #include "core/nn/sgd.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
+#include "sim/elastic.h"
 
 namespace dsgd::sim {
 
@@ -65,6 +66,7 @@ struct RunSpec {
   // `cluster.timeout` mean anything: the network is the real one.
   ClusterOptions cluster;
   std::string scenario;  // the scenario file the cluster came from, "" for none
+  ElasticSpec elastic;   // what the others do when a node dies (simulated nodes)
   Outputs outputs;
 };
 

@@ -313,7 +313,7 @@ std::vector<Row> flag_rows() {
 }
 
 // dsgd train with a bad choice of training mode: buckets, local SGD, compression,
-// parameter servers.
+// parameter servers, elastic membership.
 std::vector<Row> training_mode_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
   return {
@@ -360,6 +360,20 @@ std::vector<Row> training_mode_rows() {
       {"--parameter-servers 1 --local-sgd 4",
        train("--parameter-servers 1 --local-sgd 4"),
        {"--parameter-servers 1 and --local-sgd 4", "use one of them"}},
+      {"--elastic spare", train("--elastic spare"), {"--elastic spare", "in-process"}},
+      {"--max-restarts 2", train("--max-restarts 2"), {"--max-restarts 2", "add --elastic"}},
+      {"--elastic restart (no checkpoints)",
+       train("--elastic restart"),
+       {"--elastic restart", "add --checkpoint-every K"}},
+      {"--elastic in-process --compress topk:0.1",
+       train("--elastic in-process --compress topk:0.1"),
+       {"--elastic in-process and --compress topk:0.1", "error feedback"}},
+      {"--elastic in-process --parameter-servers 1",
+       train("--elastic in-process --parameter-servers 1"),
+       {"--elastic in-process and --parameter-servers 1", "dies with it"}},
+      {"--elastic in-process --backend mpi",
+       train("--elastic in-process --backend mpi"),
+       {"--elastic in-process and --backend mpi", "use --backend sim"}},
   };
 }
 

@@ -322,6 +322,19 @@ void check_finite(const StepMetrics& m, const TrainConfig& config) {
       m.step, std::isnan(m.loss) ? "NaN" : "infinite", config.sgd.lr));
 }
 
+// The state after step m to the hooks that want it now: a checkpoint's, a commit's.
+void hand_over_state(const TrainHooks& hooks, const StepMetrics& m,
+                     const DataParallelSampler::Batch& global, ComputeDevice& device, Model& model,
+                     Sgd& sgd) {
+  const bool checkpoint =
+      hooks.on_checkpoint && hooks.checkpoint_every > 0 && m.step % hooks.checkpoint_every == 0;
+  if (!checkpoint && !hooks.on_commit) return;
+  pull(device, model, sgd);
+  const TrainState state = state_after(m, global, model, sgd);
+  if (checkpoint) hooks.on_checkpoint(state);
+  if (hooks.on_commit) hooks.on_commit(state);
+}
+
 void add_step(TrainResult& result, const StepMetrics& m) {
   result.compute_s += m.compute_s;
   result.comm_s += m.comm_s;
@@ -389,10 +402,7 @@ TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& co
     comm.emit({.kind = EventKind::step_end, .seq = uint64_t(step + 1), .op = "step"});
     add_step(result, m);
     if (hooks.on_step) hooks.on_step(m);
-    if (hooks.on_checkpoint && hooks.checkpoint_every > 0 && m.step % hooks.checkpoint_every == 0) {
-      pull(*device, model, sgd);
-      hooks.on_checkpoint(state_after(m, global, model, sgd));
-    }
+    hand_over_state(hooks, m, global, *device, model, sgd);
   }
   result.wall_s = seconds_since(t0);
   if (run.hook) result.compression = run.hook->stats();

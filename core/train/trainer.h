@@ -123,6 +123,9 @@ struct TrainHooks {
   // that sets it, with the state a resumed run needs.
   std::function<void(const TrainState&)> on_checkpoint;
   int64_t checkpoint_every = 0;
+  // Called after every step's update on each rank that sets it, with the same state: an
+  // elastic run's commit (Horovod's state.commit()), which survivors continue from.
+  std::function<void(const TrainState&)> on_commit;
 };
 
 // The algorithms of a run's collectives. The broadcast and the evaluation talk over the

@@ -1,0 +1,83 @@
+// Elastic membership of simulated nodes: when a node dies (a --crash fault), the others go
+// on, under one of the two policies users of PyTorch and Horovod know.
+//   restart     torchrun's elastic agent: the survivors stop, and the run starts again from
+//               the newest checkpoint with the new world size; the steps since that
+//               checkpoint are lost. At most max_restarts times (torchrun's --max-restarts).
+//   in-process  Horovod elastic's hvd.elastic.run: the survivors agree on the new
+//               membership, keep the state each committed after its last step
+//               (state.commit()), take the new rank 0's (state.sync()), and continue.
+// Either way the survivors are renumbered 0..N'-1 in their old order and each global batch
+// of B samples is split over the N' ranks (the data are re-sharded, B stays).
+// Mechanism, the same for both: a round runs the cluster of the current members; a crash
+// fault ends it, and the next round's cluster is the survivors, with their own faults and
+// link overrides, whose events name the first round's ranks (the nodes) and whose wall and
+// model clocks go on from the last round's. Not a trainer: the round function trains.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/train/trainer.h"
+#include "sim/cluster.h"
+
+namespace dsgd::sim {
+
+enum class ElasticPolicy { none, restart, in_process };
+const char* to_string(ElasticPolicy policy);  // "none", "restart", "in-process"
+// UsageError for anything but the three names.
+ElasticPolicy parse_elastic_policy(const std::string& text);
+
+struct ElasticSpec {
+  ElasticPolicy policy = ElasticPolicy::none;
+  int max_restarts = 3;  // membership changes a run may go through
+};
+
+// One change of membership, in nodes (the first round's ranks).
+struct MembershipChange {
+  std::vector<int> lost;     // whose crash fault fired
+  int world = 0;             // ranks after the change
+  int64_t reached_step = 0;  // the most steps any rank had finished when it happened
+  int64_t resumed_step = 0;  // where the survivors went on from
+};
+
+// What one round gives each of its ranks. The callbacks are called on the ranks' threads.
+struct ElasticRound {
+  int round = 0;
+  std::vector<int> members;            // the node of each rank
+  const TrainState* resume = nullptr;  // where the round starts (null: the run's start)
+  double model_start_s = 0;            // the model time it starts at
+  double wall_start_s = 0;             // and the seconds since the first round started
+  // After each step: how far the rank got. In-process: with the state it commits.
+  std::function<void(int rank, int64_t step, double model_s)> step_done;
+  std::function<void(int rank, const TrainState& state)> commit;  // in-process only
+};
+using RoundFunction = std::function<void(Communicator&, const ElasticRound&)>;
+// Restart: the state of the newest checkpoint (none: start afresh).
+using CheckpointSource = std::function<std::optional<TrainState>()>;
+
+// Adds a round's reports to a rank's hooks: after `hooks.on_step`, round.step_done; and, in
+// process, round.commit of every step's state.
+void add_round_hooks(TrainHooks& hooks, const Communicator& comm, const ElasticRound& round);
+
+// Runs rounds of `options`' cluster until one ends without a crash, and returns the
+// membership changes. A failure that no crash fault caused, a change past max_restarts or
+// the loss of every node ends the run with the round's error (CommError naming the rank).
+std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const ElasticSpec& spec,
+                                          const RoundFunction& fn,
+                                          const CheckpointSource& newest_checkpoint);
+
+// The cluster of `members` (nodes of `first`, in order): their faults, and the link
+// overrides and outages between two of them, renumbered; times of faults and outages
+// counted from `elapsed_s` into the run.
+ClusterOptions survivors_cluster(const ClusterOptions& first, const std::vector<int>& members,
+                                 double elapsed_s);
+
+// "rank 1 lost after step 19: 3 ranks went on from step 16, 3 steps lost (restart)", one
+// line per change.
+std::vector<std::string> describe_changes(const std::vector<MembershipChange>& changes,
+                                          ElasticPolicy policy);
+
+}  // namespace dsgd::sim
