@@ -1,9 +1,12 @@
 // Lesson 9: when a node lags or fails. In synchronous SGD every step waits for the slowest
 // rank (a straggler slows everyone); a crashed rank stops the run for all; a checkpoint
 // (parameters, momentum, step) lets a new run continue exactly where the last one stopped,
-// and parameters alone do not. Each experiment runs on a simulated cluster of its own,
-// started by rank 0, with the faults of sim/node.h. R = ranks.
+// and parameters alone do not; elastic membership lets the survivors go on by themselves;
+// a parameter server does not wait at all, at the price of staleness. Each experiment runs
+// on a simulated cluster of its own, started by rank 0, with the faults of sim/node.h.
+// R = ranks.
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -13,6 +16,7 @@
 #include "lessons/lesson.h"
 #include "lessons/training.h"
 #include "sim/cluster.h"
+#include "sim/elastic.h"
 
 namespace dsgd::lessons {
 namespace {
@@ -123,6 +127,114 @@ void show_parameters_only(LessonContext& ctx, const Dataset& data, const TrainRe
           compare_params(whole, restarted, ctx.lang()));
 }
 
+// "1 rank", "3 ranks"; in Chinese "3 个秩".
+std::string ranks_text(int n, Lang lang) {
+  if (lang == Lang::zh) return fmt::format("{} 个秩", n);
+  return fmt::format("{} {}", n, n == 1 ? "rank" : "ranks");
+}
+
+// An elastic run like `dsgd train --steps 20 --crash 1@15 --checkpoint-every 10 --elastic
+// POLICY`, rank 0 keeping its checkpoints in memory: rank 0's result, the membership change,
+// and the state the survivors went on from.
+struct ElasticOutcome {
+  TrainResult result;
+  sim::MembershipChange change;
+  std::optional<TrainState> from;
+};
+ElasticOutcome run_elastic_policy(int world, const Dataset& data, const TrainConfig& config,
+                                  sim::ElasticPolicy policy) {
+  sim::ClusterOptions options{.nodes = world};
+  options.node_overrides[1].crash_at_step = 15;
+  std::mutex mutex;
+  std::optional<TrainState> newest;
+  ElasticOutcome out;
+  const auto round_fn = [&](Communicator& comm, const sim::ElasticRound& round) {
+    TrainHooks hooks;
+    sim::add_round_hooks(hooks, comm, round);
+    if (comm.rank() == 0) {
+      hooks.checkpoint_every = 10;
+      hooks.on_checkpoint = [&](const TrainState& s) {
+        std::lock_guard lock(mutex);
+        newest = s;
+      };
+    }
+    TrainResult r = train(comm, data, config, nullptr, hooks, round.resume);
+    if (comm.rank() != 0) return;
+    out.result = std::move(r);
+    if (round.resume) out.from = *round.resume;
+  };
+  const auto changes =
+      sim::run_elastic(options, {.policy = policy}, round_fn, [&] { return newest; });
+  if (!changes.empty()) out.change = changes.front();
+  return out;
+}
+
+void show_elastic(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
+  const int world = ctx.size();
+  const TrainConfig config = lesson_config(ctx.seed(), 20);
+  const ElasticOutcome restart =
+      run_elastic_policy(world, data, config, sim::ElasticPolicy::restart);
+  const ElasticOutcome kept =
+      run_elastic_policy(world, data, config, sim::ElasticPolicy::in_process);
+  ctx.say_tr("never crashed, {}: test accuracy {:.1f}%", "从未崩溃，{}：测试准确率 {:.1f}%",
+             ranks_text(world, ctx.lang()), 100 * whole.test_accuracy.value_or(0));
+  ctx.say_tr(
+      "restart, {} from the step-{} checkpoint, steps {} to {} run twice: test accuracy "
+      "{:.1f}%",
+      "重启，{}从第 {} 步的检查点开始，第 {} 到 {} 步运行了两次：测试准确率 {:.1f}%",
+      ranks_text(restart.change.world, ctx.lang()), restart.change.resumed_step,
+      restart.change.resumed_step + 1, restart.change.reached_step,
+      100 * restart.result.test_accuracy.value_or(0));
+  ctx.say_tr("in-process, {} with the state rank 0 had committed: test accuracy {:.1f}%",
+             "进程内，{}带着秩 0 提交的状态继续：测试准确率 {:.1f}%",
+             ranks_text(kept.change.world, ctx.lang()),
+             100 * kept.result.test_accuracy.value_or(0));
+  if (!kept.from) return;
+  const TrainResult fresh = train_on(world - 1, data, config, nullptr, &*kept.from);
+  ctx.say_tr("in-process, parameters against {} resumed from that state: {}",
+             "进程内的参数与 {}从同一状态续训相比：{}", ranks_text(world - 1, ctx.lang()),
+             compare_params(kept.result, fresh, ctx.lang()));
+}
+
+// Asynchronous SGD with one parameter server and R - 1 workers (momentum 0, 20 steps).
+TrainResult train_async(int world, const Dataset& data, uint64_t seed, int64_t max_staleness) {
+  TrainConfig config = lesson_config(seed, 20);
+  config.sgd.momentum = 0;
+  config.parameter_servers = 1;
+  config.max_staleness = max_staleness;
+  return train_on(world, data, config);
+}
+
+// "yes" when the bound held, else what broke it.
+std::string within(int64_t value, int64_t bound, Lang lang) {
+  if (value <= bound) return lang == Lang::zh ? "是" : "yes";
+  return fmt::format(fmt::runtime(lang == Lang::zh ? "否（{}）" : "no ({})"), value);
+}
+
+void show_async(LessonContext& ctx, const Dataset& data) {
+  const int world = ctx.size();
+  const int workers = world - 1;
+  const TrainResult lock = train_async(world, data, ctx.seed(), 0);
+  ctx.say_tr("lock step (--max-staleness 0), {} updates: each at most {} stale: {}",
+             "步调一致（--max-staleness 0），{} 次更新，陈旧度都不超过 {}：{}",
+             lock.staleness.updates, workers - 1,
+             within(lock.staleness.max, workers - 1, ctx.lang()));
+  TrainConfig sync = lesson_config(ctx.seed(), 20);
+  sync.sgd.momentum = 0;
+  const TrainResult plain = train_on(workers, data, sync);
+  const double diff = max_abs_diff(flat_params(lock.params), flat_params(plain.params));
+  ctx.say_tr("lock step, parameters against synchronous SGD on {}: {}",
+             "步调一致时的参数与 {}上的同步 SGD 相比：{}", ranks_text(workers, ctx.lang()),
+             diff < 1e-5
+                 ? ctx.tr("equal to float rounding (< 1e-5)", "在浮点舍入误差内相同 (< 1e-5)")
+                 : describe_difference(diff, ctx.lang()));
+  const TrainResult ahead = train_async(world, data, ctx.seed(), 1);
+  const int64_t bound = 3 * (workers - 1);  // (2T + 1)(W - 1) with T = 1
+  ctx.say_tr("--max-staleness 1, {} updates: each at most (2T + 1)(W - 1) = {} stale: {}",
+             "--max-staleness 1，{} 次更新，陈旧度都不超过 (2T + 1)(W - 1) = {}：{}",
+             ahead.staleness.updates, bound, within(ahead.staleness.max, bound, ctx.lang()));
+}
+
 }  // namespace
 
 void lesson_09(LessonContext& ctx) {
@@ -165,6 +277,12 @@ void lesson_09(LessonContext& ctx) {
 
   ctx.section("state");
   if (comm.rank() == 0) show_parameters_only(ctx, data, *whole);
+
+  ctx.section("elastic");
+  if (comm.rank() == 0) show_elastic(ctx, data, *whole);
+
+  ctx.section("async");
+  if (comm.rank() == 0) show_async(ctx, data);
 
   ctx.section("next");
 }
