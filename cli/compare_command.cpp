@@ -94,6 +94,7 @@ CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quie
     if (comm.rank() == 0)
       hooks.on_step = [&](const StepMetrics& m) {
         out.steps.push_back(m);
+        if (round) out.steps.back().wall_s += round->wall_start_s;  // from the first round's start
         progress.update(m);
       };
     if (round) sim::add_round_hooks(hooks, comm, *round);

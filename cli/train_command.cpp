@@ -214,9 +214,11 @@ int run_train(const TrainFlags& flags) {
   const sim::RunSpec spec = sim::build_run_spec(flags.run, sim::RunSpec{});
   set_blas_threads(1);                           // every node is a thread already
   const TrainInputs inputs = load_inputs(spec);  // checked before any node starts
-  // The checkpoint to resume from, checked against this run; MPI checks the world later.
-  const sim::CheckpointPlan plan = sim::plan_checkpoints(spec.outputs.checkpoint, inputs.config,
-                                                         inputs.data, spec.cluster.nodes);
+  // The checkpoint to resume from, checked against this run; MPI checks the world later, and
+  // an elastic run goes on from any world size (its checkpoints hold the survivors').
+  const bool elastic = spec.elastic.policy != sim::ElasticPolicy::none;
+  const sim::CheckpointPlan plan = sim::plan_checkpoints(
+      spec.outputs.checkpoint, inputs.config, inputs.data, elastic ? 0 : spec.cluster.nodes);
   RankZeroOutputs out{.progress = Progress(total_steps(inputs.config, inputs.data), flags.quiet)};
   if (!spec.outputs.metrics.empty())
     out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
@@ -233,7 +235,7 @@ int run_train(const TrainFlags& flags) {
         static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
   bool hosts_rank0 = true;
   try {
-    if (spec.elastic.policy != sim::ElasticPolicy::none)
+    if (elastic)
       run_elastic_ranks(run);
     else
       hosts_rank0 = run_ranks(run);

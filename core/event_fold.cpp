@@ -72,7 +72,7 @@ void EventFold::add_arrival(const Event& e) {
   if (e.rank < 0 || e.kind != EventKind::recv_end) return;
   state(e.rank);
   world_ = std::max(world_, e.peer + 1);
-  pair_receive(pairs_[{e.peer, e.rank, e.tag}], t, -1);
+  pair_receive(pairs_[{e.peer, e.rank, e.tag, e.seq >> kRoundShift}], t, -1);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -188,12 +188,13 @@ void EventFold::count_collective_message(RankState& st, int tag, FoldMessage* se
 // ---------------------------------------------------------------------------------------
 
 void EventFold::on_send_begin(RankState& st, const Event& e, Stamp t) {
-  Pairing& pair = pairs_[{e.rank, e.peer, e.tag}];
+  const uint64_t round = e.seq >> kRoundShift;
+  Pairing& pair = pairs_[{e.rank, e.peer, e.tag, round}];
   const int index = static_cast<int>(messages_.size());
   FoldMessage m{.src = e.rank,
                 .dst = e.peer,
                 .tag = e.tag,
-                .k = pair.messages.size(),
+                .k = (round << kRoundShift) + pair.messages.size(),
                 .bytes = e.bytes,
                 .sent = t,
                 .send_slice = static_cast<int>(slices_.size()),
@@ -245,13 +246,14 @@ void EventFold::on_recv_end(RankState& st, const Event& e, Stamp t) {
     st.recvs.erase(it);
   }
   const int index = static_cast<int>(slices_.size());
-  Pairing& pair = pairs_[{e.peer, e.rank, e.tag}];
+  const uint64_t round = e.seq >> kRoundShift;
+  Pairing& pair = pairs_[{e.peer, e.rank, e.tag, round}];
   slices_.push_back({.kind = SliceKind::recv,
                      .rank = e.rank,
                      .bytes = e.bytes,
                      .peer = e.peer,
                      .tag = e.tag,
-                     .k = pair.arrivals.size(),
+                     .k = (round << kRoundShift) + pair.arrivals.size(),
                      .begin = begin,
                      .end = t});
   slices_[index].message = pair_receive(pair, t, index);
@@ -268,10 +270,37 @@ void EventFold::on_note(const Event& e, Stamp t) {
                      .tag = e.tag,
                      .begin = t,
                      .end = t});
+  if (std::strcmp(e.op, kRoundEndNote) == 0) end_round(state(e.rank), e.rank, t);
   if (e.peer < 0 || std::strcmp(e.op, kRetransmitNote) != 0) return;
-  const auto it = pairs_.find({e.rank, e.peer, e.tag});
-  if (it != pairs_.end() && !it->second.messages.empty())
+  // The latest round's pair (a retransmit note's seq is its count, not a message's).
+  auto it = pairs_.lower_bound({e.rank, e.peer, e.tag + 1, 0});
+  if (it == pairs_.begin()) return;
+  --it;
+  const auto [src, dst, tag, round] = it->first;
+  if (src == e.rank && dst == e.peer && tag == e.tag && !it->second.messages.empty())
     messages_[it->second.messages.back()].retransmits = static_cast<int>(e.seq);
+}
+
+// The rank's round of an elastic run ended at t: what it left open ends there, abandoned,
+// and so do the messages to or from it that were never received.
+void EventFold::end_round(RankState& st, int rank, Stamp t) {
+  const auto abandon = [&](std::vector<Open>& open, SliceKind kind) {
+    for (const Open& o : open) {
+      FoldSlice s{.kind = kind, .rank = rank, .name = o.name, .begin = o.begin, .end = t};
+      if (kind == SliceKind::step) s.seq = o.value;
+      if (kind == SliceKind::collective) s.bytes = o.value;
+      s.abandoned = true;
+      slices_.push_back(s);
+    }
+    open.clear();
+  };
+  abandon(st.steps, SliceKind::step);
+  abandon(st.computes, SliceKind::compute);
+  abandon(st.collectives, SliceKind::collective);
+  st.recvs.clear();  // a receive never completed: no slice, as no message
+  st.current.open = false;
+  for (FoldMessage& m : messages_)
+    if (!m.has_arrived && (m.src == rank || m.dst == rank)) m.abandoned = true;
 }
 
 // Records the k-th receive src -> dst (tag t) and completes the k-th send if it was seen;
@@ -284,6 +313,7 @@ int EventFold::pair_receive(Pairing& pair, Stamp t, int recv_slice) {
   FoldMessage& m = messages_[pair.messages[k]];
   m.arrived = t;
   m.has_arrived = true;
+  m.abandoned = false;  // a round's end was folded before this receive: it was not
   m.recv_slice = recv_slice;
   return pair.messages[k];
 }

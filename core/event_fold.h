@@ -45,6 +45,8 @@ struct FoldSlice {
   int message = -1;    // send, recv: index into messages(); -1 while the send is not seen
   Stamp begin, end;    // a receive begins where it was posted (or at its end, if never)
   bool ended = true;   // false: a send whose send_end has not come (yet), or an open slice
+  // Ended by a kRoundEndNote (events.h) rather than by its own end: it never finished.
+  bool abandoned = false;
 };
 
 struct FoldMessage {
@@ -56,7 +58,8 @@ struct FoldMessage {
   int ordinal = -1;                // the sender's m-th message in its collective; -1: user p2p
   uint64_t collective_floats = 0;  // that collective's buffer (its begin's bytes / 4), 0 unknown
   int send_slice = -1, recv_slice = -1;  // indices into slices()
-  int retransmits = 0;  // times it was lost and sent again (a kRetransmitNote, events.h)
+  int retransmits = 0;     // times it was lost and sent again (a kRetransmitNote, events.h)
+  bool abandoned = false;  // not received when its sender's or receiver's round ended
   uint8_t preview_count = 0;
   std::array<float, 4> preview{};
 };
@@ -121,7 +124,9 @@ class EventFold {
     Progress current, all_reduce;       // the latest collective, and the latest all_reduce
     RankFold fold;
   };
-  using Key = std::tuple<int, int, int>;  // src, dst, tag
+  // src, dst, tag, and the round of an elastic run (a message event's seq >> kRoundShift,
+  // events.h): a message of a round that ended unreceived pairs with nothing of the next.
+  using Key = std::tuple<int, int, int, uint64_t>;
   struct Pairing {                 // one (src, dst, tag): its sends and receives so far, by k
     std::vector<int> messages;     // index into messages_
     std::vector<Stamp> arrivals;   // the receives' completions
@@ -132,6 +137,7 @@ class EventFold {
   static const char* label_of(const Progress& p);  // its messages' tag label, "" before one
   void close(std::vector<Open>& open, const char* name, SliceKind kind, int rank, Stamp end);
   void on_step_end(RankState& st, const Event& e, Stamp t);
+  void end_round(RankState& st, int rank, Stamp t);
   void on_collective(RankState& st, const Event& e, Stamp t);
   Progress& progress_for(RankState& st, int tag);
   void count_collective_message(RankState& st, int tag, FoldMessage* sent);

@@ -29,6 +29,12 @@ enum class EventKind : uint8_t {
 // A note about the rank's latest send to `peer` with `tag`: the network lost it `seq` times
 // and it was sent again after each loss, so it arrives that many timeouts late.
 inline constexpr const char* kRetransmitNote = "retransmit";
+// An elastic run's round r adds r << kRoundShift to its message events' seq (send and receive
+// begin and end), so that its messages are told from an earlier round's.
+inline constexpr int kRoundShift = 40;
+// A note that the rank's part in a round of an elastic run ended there (a rank was lost):
+// what it left open ends unfinished, and its messages never received were abandoned.
+inline constexpr const char* kRoundEndNote = "round ended";
 
 const char* to_string(EventKind kind);
 

@@ -52,8 +52,9 @@ double shifted(double t, double elapsed_s) {
   return t >= 1e299 ? t : t - elapsed_s;
 }
 
-// Passes a round's events on with the nodes' numbers (rank and peer) and message sequence
-// numbers of their own, so that a trace shows one lane per node across the rounds.
+// Passes a round's events on with the nodes' numbers (rank and peer), and the round in the
+// seq of its message events (kRoundShift, events.h), so that a trace shows one lane per node
+// across the rounds and pairs each round's messages among themselves.
 class NodeNumbering : public EventSink {
  public:
   NodeNumbering(EventSink* next, const std::vector<int>& members, int round)
@@ -61,10 +62,10 @@ class NodeNumbering : public EventSink {
   void on_event(const Event& event) override {
     Event e = event;
     if (e.rank >= 0 && e.rank < static_cast<int>(members_.size())) e.rank = members_[e.rank];
-    if (e.peer >= 0 && e.peer < static_cast<int>(members_.size())) {
-      e.peer = members_[e.peer];
-      e.seq += static_cast<uint64_t>(round_) << 40;
-    }
+    if (e.peer >= 0 && e.peer < static_cast<int>(members_.size())) e.peer = members_[e.peer];
+    if (e.kind == EventKind::send_begin || e.kind == EventKind::send_end ||
+        e.kind == EventKind::recv_begin || e.kind == EventKind::recv_end)
+      e.seq += static_cast<uint64_t>(round_) << kRoundShift;
     next_->on_event(e);
   }
 
@@ -74,17 +75,17 @@ class NodeNumbering : public EventSink {
   int round_;
 };
 
-// What the ranks of one round report, and which crashed (any thread).
+// What the ranks of one round report, which crashed (any thread), and how it failed.
 class RoundRecord {
  public:
-  explicit RoundRecord(size_t world) : committed_(world) {}
+  explicit RoundRecord(size_t world) : reached_(world, 0), committed_(world) {}
   void crashed(int rank) {
     std::lock_guard lock(mutex_);
     crashed_.push_back(rank);
   }
-  void step_done(int64_t step, double model_s) {
+  void step_done(int rank, int64_t step, double model_s) {
     std::lock_guard lock(mutex_);
-    reached_ = std::max(reached_, step);
+    reached_[static_cast<size_t>(rank)] = step;
     model_s_ = std::max(model_s_, model_s);
   }
   void commit(int rank, const TrainState& state) {
@@ -92,17 +93,22 @@ class RoundRecord {
     committed_[static_cast<size_t>(rank)] = state;
   }
   // After the round (its threads are done): no lock needed.
-  const std::vector<int>& crashed() const { return crashed_; }
-  int64_t reached() const { return reached_; }
+  bool lost(int rank) const {
+    return std::find(crashed_.begin(), crashed_.end(), rank) != crashed_.end();
+  }
+  bool any_lost() const { return !crashed_.empty(); }
+  int64_t reached(int rank) const { return reached_[static_cast<size_t>(rank)]; }
   double model_s() const { return model_s_; }
   const std::optional<TrainState>& committed(int rank) const {
     return committed_[static_cast<size_t>(rank)];
   }
+  std::string failure;  // the round's error, with the nodes' numbers; "" when none was seen
+  int failure_peer = -1;
 
  private:
   std::mutex mutex_;
   std::vector<int> crashed_;
-  int64_t reached_ = 0;
+  std::vector<int64_t> reached_;
   double model_s_ = 0;
   std::vector<std::optional<TrainState>> committed_;
 };
@@ -159,34 +165,54 @@ std::string renumbering(const std::vector<int>& members) {
   return "";
 }
 
-// Runs one round; returns true when a crash fault fired in it (and the change is allowed),
-// false when it completed without one. Rethrows any failure no crash caused.
+// Runs one round; returns whether a crash fault fired in it. Rethrows any failure no crash
+// caused; keeps the one a crash did in the record.
 bool run_round(const ClusterOptions& options, const RoundFunction& fn, const ElasticRound& round,
-               RoundRecord& record, size_t changes_so_far, const ElasticSpec& spec) {
-  std::string failure;
-  int peer = -1;
+               RoundRecord& record) {
   try {
     run_cluster(options, [&](Communicator& comm) {
       comm.advance_model_to(round.model_start_s);
       fn(comm, round);
     });
   } catch (const CommError& e) {
-    if (record.crashed().empty()) throw;
-    failure = e.what();
-    peer = e.peer() >= 0 && e.peer() < options.nodes ? round.members[size_t(e.peer())] : e.peer();
+    if (!record.any_lost()) throw;
+    record.failure = e.what();
+    record.failure_peer = e.peer() >= 0 && e.peer() < options.nodes
+                              ? round.members[static_cast<size_t>(e.peer())]
+                              : e.peer();
   }
-  if (record.crashed().empty()) return false;
-  if (changes_so_far < static_cast<size_t>(spec.max_restarts)) return true;
-  if (failure.empty()) {  // every rank finished or crashed: none saw the loss
-    peer = round.members[size_t(record.crashed().front())];
-    failure = fmt::format("rank {} crashed (a --crash fault)", record.crashed().front());
-  }
-  throw CommError(
+  return record.any_lost();
+}
+
+// The error that ends a run whose round lost `change.lost` with no change left to make.
+CommError out_of_changes(const RoundRecord& record, const MembershipChange& change,
+                         const std::vector<int>& members, size_t changes_so_far,
+                         const ElasticSpec& spec) {
+  const std::string failure =
+      record.failure.empty()  // every rank finished or crashed: none saw the loss
+          ? fmt::format("rank {} crashed (a --crash fault)", change.lost.front())
+          : record.failure;
+  return CommError(
       fmt::format("{} (after {} membership {}, the most --max-restarts {} allows: raise it to go "
                   "on{})",
                   failure, changes_so_far, changes_so_far == 1 ? "change" : "changes",
-                  spec.max_restarts, renumbering(round.members)),
-      peer);
+                  spec.max_restarts, renumbering(members)),
+      record.failure.empty() ? change.lost.front() : record.failure_peer);
+}
+
+// Marks where every member's round ended, in the events: what it left open (a step, a
+// collective, a receive) ends there, unfinished, and a later round's step of the same number
+// is a step of its own (core/event_fold.h).
+void end_round_in_events(EventSink* events, const std::vector<int>& members,
+                         Clock::time_point epoch, double model_s) {
+  if (!events) return;
+  const double wall_s = std::chrono::duration<double>(Clock::now() - epoch).count();
+  for (int node : members)
+    events->on_event({.kind = EventKind::note,
+                      .rank = node,
+                      .wall_s = wall_s,
+                      .model_s = model_s,
+                      .op = kRoundEndNote});
 }
 
 // The state the survivors go on from, after a round in which `crashed` died.
@@ -225,22 +251,32 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
                    .resume = resume ? &*resume : nullptr,
                    .model_start_s = model_start_s,
                    .wall_start_s = elapsed_s};
-    r.step_done = [&record](int, int64_t step, double model_s) { record.step_done(step, model_s); };
+    r.step_done = [&record](int rank, int64_t step, double model_s) {
+      record.step_done(rank, step, model_s);
+    };
     if (spec.policy == ElasticPolicy::in_process)
       r.commit = [&record](int rank, const TrainState& s) { record.commit(rank, s); };
-    if (!run_round(o, fn, r, record, changes.size(), spec)) return changes;
+    if (!run_round(o, fn, r, record)) return changes;
+    end_round_in_events(options.events, members, epoch, record.model_s());
+    MembershipChange change;
     std::vector<int> survivors, survivor_ranks;
-    MembershipChange change{.reached_step = record.reached()};
     for (int rank = 0; rank < o.nodes; ++rank) {
-      const bool lost = std::count(record.crashed().begin(), record.crashed().end(), rank) > 0;
-      (lost ? change.lost : survivors).push_back(members[static_cast<size_t>(rank)]);
-      if (!lost) survivor_ranks.push_back(rank);
+      const int node = members[static_cast<size_t>(rank)];
+      if (record.lost(rank)) {
+        change.lost.push_back(node);
+        continue;
+      }
+      survivors.push_back(node), survivor_ranks.push_back(rank);
+      change.reached_step = std::max(change.reached_step, record.reached(rank));
     }
     if (survivors.empty())
-      throw CommError(fmt::format("every node crashed (the last: rank {}); nothing is left to go "
-                                  "on with",
-                                  change.lost.back()),
-                      change.lost.back());
+      throw CommError(fmt::format("every node crashed (the last {} {}); nothing is left to go on "
+                                  "with",
+                                  change.lost.size() == 1 ? "was rank" : "were ranks",
+                                  fmt::join(change.lost, ", ")),
+                      change.lost.front());
+    if (changes.size() >= static_cast<size_t>(spec.max_restarts))
+      throw out_of_changes(record, change, members, changes.size(), spec);
     resume = state_to_go_on(spec, record, survivor_ranks, resume, newest_checkpoint);
     change.world = static_cast<int>(survivors.size());
     change.resumed_step = resume ? resume->step : 0;

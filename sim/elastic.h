@@ -39,7 +39,7 @@ struct ElasticSpec {
 struct MembershipChange {
   std::vector<int> lost;     // whose crash fault fired
   int world = 0;             // ranks after the change
-  int64_t reached_step = 0;  // the most steps any rank had finished when it happened
+  int64_t reached_step = 0;  // the most steps a survivor had finished when it happened
   int64_t resumed_step = 0;  // where the survivors went on from
 };
 

@@ -148,7 +148,8 @@ void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
 void add_elastic_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--elastic", f.elastic,
                "When a node dies, the others go on: restart (torchrun's: again from the newest "
-               "checkpoint) or in-process (Horovod's: the survivors keep their state)")
+               "checkpoint) or in-process (Horovod's: the survivors keep their state); none "
+               "(the default): a crash ends the run")
       ->type_name("POLICY");
   t.add_option("--max-restarts", f.max_restarts,
                fmt::format("With --elastic: how many membership changes a run may go through "
@@ -591,8 +592,14 @@ void read_elastic(const RunFlags& f, RunSpec& s) {
         "--max-restarts {} is given but without --elastic POLICY no run goes on after a crash: "
         "add --elastic restart or --elastic in-process, or drop --max-restarts",
         f.max_restarts));
-  if (f.elastic.empty()) return;
-  const ElasticPolicy policy = parse_elastic_policy(f.elastic);
+  const ElasticPolicy policy =
+      f.elastic.empty() ? ElasticPolicy::none : parse_elastic_policy(f.elastic);
+  if (f.max_restarts != -1 && policy == ElasticPolicy::none)
+    throw UsageError(fmt::format(
+        "--max-restarts {} is given but with --elastic none no run goes on after a crash: use "
+        "--elastic restart or --elastic in-process, or drop --max-restarts",
+        f.max_restarts));
+  if (policy == ElasticPolicy::none) return;
   const auto refuse = [&](const std::string& other, const std::string& why) {
     throw UsageError(fmt::format("--elastic {} and {}: {}", f.elastic, other, why));
   };

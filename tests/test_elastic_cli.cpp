@@ -23,6 +23,24 @@ TEST_CASE("dsgd train --elastic in-process survives a crash and says how", "[ela
   CHECK(std::filesystem::exists(save));
 }
 
+TEST_CASE("an elastic run's trace pairs each round's messages and cuts its failed steps",
+          "[elastic][cli]") {
+  TempDir dir;
+  const std::string trace = (dir.path() / "t.json").string();
+  const auto r = run_dsgd(
+      "train -q --steps 30 --crash 1@20 --latency 1ms --elastic restart "
+      "--checkpoint-every 8 --checkpoint-dir " +
+      (dir.path() / "ck").string() + " --trace " + trace);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto check = run_dsgd("trace check " + trace);
+  INFO(check.out << check.err);
+  CHECK(check.exit_code == 0);
+  CHECK_THAT(check.out, Catch::Contains("ok"));
+  // The step rank 0 was in when rank 1 died ends there, unfinished; the rerun's are whole.
+  CHECK_THAT(read_text(trace), Catch::Contains("{\"unfinished\":true}"));
+}
+
 TEST_CASE("dsgd train --elastic restart goes on from the newest checkpoint", "[elastic][cli]") {
   TempDir dir;
   const std::string ck = (dir.path() / "ck").string();

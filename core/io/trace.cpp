@@ -106,6 +106,11 @@ std::string phase_args(const MessagePhase& p) {
   return s;
 }
 
+// A message's phase, and whether an elastic run's round ended before it was received.
+std::string message_args(const EventFold& fold, const FoldMessage& m) {
+  return phase_args(fold.phase(m)) + (m.abandoned ? ",\"abandoned\":true" : "");
+}
+
 Folded fold_ranks(const RankEvents& by_rank, int world) {
   for (const auto& [rank, list] : by_rank)
     for (const auto& [t, e] : list)
@@ -148,7 +153,7 @@ Slice message_slice(const FoldSlice& f, const Folded& d) {
       fmt::format("{{\"dir\":\"{}\",\"src\":{},\"dst\":{},\"tag\":{},\"k\":{},\"bytes\":{}{}{}{}}}",
                   send ? "send" : "recv", src, dst, f.tag, f.k, f.bytes,
                   model_args(f.begin.model_s, send ? -1 : f.end.model_s), preview_args(e),
-                  f.message >= 0 ? phase_args(d.fold.phase(d.fold.messages()[f.message])) : "");
+                  f.message >= 0 ? message_args(d.fold, d.fold.messages()[f.message]) : "");
   s.end = {.src = src, .dst = dst, .tag = f.tag, .k = f.k, .is_send = send};
   return s;
 }
@@ -196,7 +201,7 @@ Slice structural_slice(const FoldSlice& f, const Folded& d, int64_t last_ns) {
     case SliceKind::send:
       break;
   }
-  if (!f.ended) s.args = "{\"unfinished\":true}";
+  if (!f.ended || f.abandoned) s.args = "{\"unfinished\":true}";
   return s;
 }
 

@@ -34,6 +34,7 @@ struct MessageEnd {
   int src = 0, dst = 0, tag = 0;
   uint64_t k = 0;  // ordinal among the messages src -> dst with this tag
   bool is_send = false;
+  bool abandoned = false;  // never received: its round of an elastic run ended first
 };
 
 struct FlowEvent {

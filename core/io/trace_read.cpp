@@ -150,6 +150,7 @@ bool message_end(const json& e, MessageEnd& m, std::string* why) {
   m.tag = (*args)["tag"];
   m.k = (*args)["k"];
   m.is_send = (*args)["dir"] == "send";
+  m.abandoned = args->contains("abandoned") && (*args)["abandoned"] == true;
   return true;
 }
 

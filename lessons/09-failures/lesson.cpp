@@ -169,7 +169,8 @@ ElasticOutcome run_elastic_policy(int world, const Dataset& data, const TrainCon
   return out;
 }
 
-void show_elastic(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
+// Both policies after the same crash; returns the in-process run.
+ElasticOutcome show_elastic(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
   const int world = ctx.size();
   const TrainConfig config = lesson_config(ctx.seed(), 20);
   const ElasticOutcome restart =
@@ -178,19 +179,23 @@ void show_elastic(LessonContext& ctx, const Dataset& data, const TrainResult& wh
       run_elastic_policy(world, data, config, sim::ElasticPolicy::in_process);
   ctx.say_tr("never crashed, {}: test accuracy {:.1f}%", "从未崩溃，{}：测试准确率 {:.1f}%",
              ranks_text(world, ctx.lang()), 100 * whole.test_accuracy.value_or(0));
-  ctx.say_tr(
-      "restart, {} from the step-{} checkpoint, steps {} to {} run twice: test accuracy "
-      "{:.1f}%",
-      "重启，{}从第 {} 步的检查点开始，第 {} 到 {} 步运行了两次：测试准确率 {:.1f}%",
-      ranks_text(restart.change.world, ctx.lang()), restart.change.resumed_step,
-      restart.change.resumed_step + 1, restart.change.reached_step,
-      100 * restart.result.test_accuracy.value_or(0));
+  ctx.say_tr("restart, {} from the step-{} checkpoint: test accuracy {:.1f}%",
+             "重启，{}从第 {} 步的检查点开始：测试准确率 {:.1f}%",
+             ranks_text(restart.change.world, ctx.lang()), restart.change.resumed_step,
+             100 * restart.result.test_accuracy.value_or(0));
   ctx.say_tr("in-process, {} with the state rank 0 had committed: test accuracy {:.1f}%",
              "进程内，{}带着秩 0 提交的状态继续：测试准确率 {:.1f}%",
              ranks_text(kept.change.world, ctx.lang()),
              100 * kept.result.test_accuracy.value_or(0));
+  return kept;
+}
+
+// The in-process run against R - 1 ranks resumed from the state it went on from.
+void show_kept(LessonContext& ctx, const Dataset& data, const ElasticOutcome& kept) {
   if (!kept.from) return;
-  const TrainResult fresh = train_on(world - 1, data, config, nullptr, &*kept.from);
+  const int world = ctx.size();
+  const TrainResult fresh =
+      train_on(world - 1, data, lesson_config(ctx.seed(), 20), nullptr, &*kept.from);
   ctx.say_tr("in-process, parameters against {} resumed from that state: {}",
              "进程内的参数与 {}从同一状态续训相比：{}", ranks_text(world - 1, ctx.lang()),
              compare_params(kept.result, fresh, ctx.lang()));
@@ -279,7 +284,11 @@ void lesson_09(LessonContext& ctx) {
   if (comm.rank() == 0) show_parameters_only(ctx, data, *whole);
 
   ctx.section("elastic");
-  if (comm.rank() == 0) show_elastic(ctx, data, *whole);
+  std::optional<ElasticOutcome> kept;
+  if (comm.rank() == 0) kept = show_elastic(ctx, data, *whole);
+
+  ctx.section("kept");
+  if (comm.rank() == 0) show_kept(ctx, data, *kept);
 
   ctx.section("async");
   if (comm.rank() == 0) show_async(ctx, data);
