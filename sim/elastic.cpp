@@ -201,8 +201,8 @@ CommError out_of_changes(const RoundRecord& record, const MembershipChange& chan
 }
 
 // Marks where every member's round ended, in the events: what it left open (a step, a
-// collective, a receive) ends there, unfinished, and a later round's step of the same number
-// is a step of its own (core/event_fold.h).
+// compute, a collective) ends there, unfinished, a receive it never completed is dropped,
+// and a later round's step of the same number is a step of its own (core/event_fold.h).
 void end_round_in_events(EventSink* events, const std::vector<int>& members,
                          Clock::time_point epoch, double model_s) {
   if (!events) return;
