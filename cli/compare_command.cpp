@@ -67,16 +67,6 @@ sim::RunSpec spec_of_run(const std::vector<std::string>& shared, const std::stri
   }
 }
 
-// An elastic run's result is its last round's: the traffic and time of rank 0's steps in
-// every round go into it.
-void count_every_round(CompareRun& run) {
-  if (!run.result || run.spec.elastic.policy == sim::ElasticPolicy::none) return;
-  TrainResult& r = *run.result;
-  r.bytes_sent = 0, r.compute_s = 0, r.comm_s = 0;
-  for (const StepMetrics& m : run.steps)
-    r.bytes_sent += m.bytes_sent, r.compute_s += m.compute_s, r.comm_s += m.comm_s;
-}
-
 CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quiet) {
   CompareRun out{.label = label, .spec = spec};
   TrainInputs inputs = load_inputs(spec);
@@ -115,7 +105,8 @@ CompareRun run_one(const std::string& label, const sim::RunSpec& spec, bool quie
     out.result.reset();
   }
   progress.finish();
-  count_every_round(out);
+  if (out.result && spec.elastic.policy != sim::ElasticPolicy::none)
+    sim::count_every_round(*out.result, out.steps);
   out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
 }

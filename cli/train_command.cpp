@@ -74,19 +74,11 @@ TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec,
   return hooks;
 }
 
-void add_step_totals(TrainResult& totals, const StepMetrics& m) {
-  totals.compute_s += m.compute_s;
-  totals.comm_s += m.comm_s;
-  totals.bytes_sent += m.bytes_sent;
-  ++totals.steps_run;
-}
-
 // What rank 0 trained, once it has (a crash fault on rank 0 leaves nothing to report).
 struct RankZeroResult {
   TrainResult result;
   bool finished = false;
-  // An elastic run: every step rank 0 reported, over all rounds (add_step).
-  TrainResult totals;
+  std::vector<StepMetrics> steps;  // an elastic run: every step rank 0 reported, all rounds
 };
 
 // Trains one rank of an elastic round: rank 0's outputs, the round's reports of each step
@@ -100,7 +92,7 @@ void train_round(Communicator& comm, const sim::ElasticRound& round, const Train
       StepMetrics since_start = m;
       since_start.wall_s += round.wall_start_s;
       rank_zero(since_start);
-      add_step_totals(rank0.totals, m);
+      rank0.steps.push_back(m);
     };
   sim::add_round_hooks(hooks, comm, round);
   const TrainState* resume = round.resume  ? round.resume
@@ -179,11 +171,8 @@ void run_elastic_ranks(TrainRun& run) {
       },
       [&] { return sim::newest_state(run.plan, c.dir); });
   if (!run.rank0.finished) return;
-  TrainResult& r = run.rank0.result;
-  const TrainResult& t = run.rank0.totals;
-  r.compute_s = t.compute_s, r.comm_s = t.comm_s, r.bytes_sent = t.bytes_sent;
-  r.steps_run = t.steps_run;
-  r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  sim::count_every_round(run.rank0.result, run.rank0.steps);
+  run.rank0.result.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 int report(TrainRun& run, double total_s) {

@@ -295,6 +295,14 @@ void add_round_hooks(TrainHooks& hooks, const Communicator& comm, const ElasticR
     hooks.on_commit = [&comm, &round](const TrainState& s) { round.commit(comm.rank(), s); };
 }
 
+void count_every_round(TrainResult& result, std::span<const StepMetrics> steps) {
+  TrainResult all;
+  for (const StepMetrics& m : steps)
+    add_step(all, m);
+  result.compute_s = all.compute_s, result.comm_s = all.comm_s;
+  result.bytes_sent = all.bytes_sent, result.steps_run = all.steps_run;
+}
+
 std::vector<std::string> describe_changes(const std::vector<MembershipChange>& changes,
                                           ElasticPolicy policy) {
   std::vector<std::string> lines;

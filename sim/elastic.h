@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,10 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
 // counted from `elapsed_s` into the run.
 ClusterOptions survivors_cluster(const ClusterOptions& first, const std::vector<int>& members,
                                  double elapsed_s);
+
+// An elastic run's result is its last round's rank 0's: `steps` (rank 0's over every round)
+// give it the compute and communication time, traffic and steps of them all.
+void count_every_round(TrainResult& result, std::span<const StepMetrics> steps);
 
 // "rank 1 lost after step 19: 3 ranks went on from step 16, 3 steps lost (restart)", one
 // line per change.

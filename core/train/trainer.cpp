@@ -335,6 +335,8 @@ void hand_over_state(const TrainHooks& hooks, const StepMetrics& m,
   if (hooks.on_commit) hooks.on_commit(state);
 }
 
+}  // namespace
+
 void add_step(TrainResult& result, const StepMetrics& m) {
   result.compute_s += m.compute_s;
   result.comm_s += m.comm_s;
@@ -345,8 +347,6 @@ void add_step(TrainResult& result, const StepMetrics& m) {
   if (m.test_loss) result.test_loss = m.test_loss;
   if (m.test_accuracy) result.test_accuracy = m.test_accuracy;
 }
-
-}  // namespace
 
 TrainResult train(Communicator& comm, const Dataset& data, const TrainConfig& config,
                   const std::vector<NamedTensor>* init, const TrainHooks& hooks,

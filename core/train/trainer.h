@@ -158,6 +158,9 @@ bool local_step(const TrainConfig& config, int64_t step);
 bool averages_after(const TrainConfig& config, int64_t step);
 // Steps a run of config takes on data.
 int64_t total_steps(const TrainConfig& config, const Dataset& data);
+// What train() adds to its result for each step: time, traffic, the step, the last loss and
+// evaluation.
+void add_step(TrainResult& result, const StepMetrics& m);
 // Throws UsageError for a config that cannot run whatever the data (a local SGD run with a
 // compression hook, ...), and for one that cannot run on data (batch larger than the data).
 void validate_config(const TrainConfig& config);
