@@ -10,6 +10,7 @@
 
 #include "cli/backend.h"
 #include "cli/progress.h"
+#include "cli/rank_zero.h"
 #include "cli/summary.h"
 #include "cli/train_command.h"
 #include "core/errors.h"
@@ -17,6 +18,7 @@
 #include "core/io/npz.h"
 #include "core/io/trace.h"
 #include "core/nn/blas.h"
+#include "sim/checkpoint_plan.h"
 #include "sim/cluster.h"
 #include "sim/node_process.h"
 #include "sim/rendezvous.h"
@@ -45,9 +47,9 @@ void add_node_command(CLI::App& app, NodeFlags& f) {
                 "count link delays from each message's arrival, as across machines")
       ->check(CLI::IsMember({"auto", "shared", "local"}))
       ->capture_default_str();
-  add_train_options(
-      *n, f.train,
-      sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags | sim::kOutputFlags);
+  add_train_options(*n, f.train,
+                    sim::kBackendFlag | sim::kTrainingFlags | sim::kClusterFlags |
+                        sim::kOutputFlags | sim::kCheckpointFlags | sim::kElasticFlags);
 }
 
 namespace {
@@ -57,6 +59,27 @@ struct NodePlan {
   tcp::endpoint rendezvous;
   asio::ip::address listen;  // where this node (and rank 0's rendezvous) accepts
 };
+
+// Rank 0 writes the checkpoints; a node does not resume from one (dsgd train --resume does),
+// and an elastic run cannot lose rank 0, whose process hosts the rendezvous.
+void check_node_checkpoints(const sim::RunSpec& spec, int world) {
+  if (spec.outputs.checkpoint.resume)
+    throw UsageError(fmt::format(
+        "--resume: dsgd node writes checkpoints (rank 0 does) but does not resume from them; "
+        "resume with dsgd train --resume --nodes {} and the same flags",
+        world));
+  if (spec.elastic.policy == sim::ElasticPolicy::none) return;
+  const auto& overrides = spec.cluster.node_overrides;
+  const auto rank0 = overrides.find(0);
+  if (rank0 == overrides.end()) return;
+  const sim::NodeOptions& o = rank0->second;
+  if (!o.crash_at_step && !o.crash_at_s) return;
+  throw UsageError(fmt::format(
+      "--crash 0@{}: rank 0's process hosts the rendezvous where the survivors of an "
+      "--elastic {} run meet, so the run cannot go on without it; crash another rank",
+      o.crash_at_step ? fmt::format("{}", *o.crash_at_step) : fmt::format("{}s", *o.crash_at_s),
+      sim::to_string(spec.elastic.policy)));
+}
 
 NodePlan check_flags(const NodeFlags& f) {
   if (f.world < 1 || f.world > sim::kMaxNodes)
@@ -82,6 +105,7 @@ NodePlan check_flags(const NodeFlags& f) {
         "of its own links, so links shared between processes cannot be modelled); use "
         "dsgd train --nodes {} for it",
         sim::to_string(topology), f.world));
+  check_node_checkpoints(plan.spec, f.world);
   plan.rendezvous = sim::parse_endpoint(f.rendezvous, "--rendezvous");
   if (f.listen.empty()) {
     // Loopback unless asked: a classroom laptop should not open ports to the LAN by default.
@@ -102,6 +126,16 @@ NodePlan check_flags(const NodeFlags& f) {
   return plan;
 }
 
+// What one `dsgd node` holds while its node trains.
+struct NodeRun {
+  const sim::RunSpec& spec;
+  const TrainInputs& inputs;
+  sim::CheckpointPlan plan;  // rank 0's; empty on the others
+  RankZeroOutputs out;
+  RankZeroResult rank0;
+  std::vector<sim::MembershipChange> changes;  // rank 0, an elastic run
+};
+
 sim::ClockChoice clock_choice(const std::string& clock) {
   if (clock == "shared") return sim::ClockChoice::shared;
   if (clock == "local") return sim::ClockChoice::local;
@@ -110,18 +144,56 @@ sim::ClockChoice clock_choice(const std::string& clock) {
 
 // Rank 0's summary of the run.
 void print_node_summary(const NodeFlags& f, const sim::RunSpec& spec, const TrainInputs& inputs,
-                        const TrainResult& result, Clock::time_point start) {
+                        const TrainResult& result, const NodeRun& run, Clock::time_point start) {
   const sim::Outputs& outputs = spec.outputs;
-  print_summary({.what = fmt::format("dsgd node: rank 0 of {} processes", f.world),
-                 .spec = spec,
-                 .data = inputs.data,
-                 .result = result,
-                 .total_s = std::chrono::duration<double>(Clock::now() - start).count(),
-                 .trace = outputs.trace.empty()
-                              ? ""
-                              : fmt::format("{} (one file per rank: join them with dsgd trace "
-                                            "merge)",
-                                            per_rank_path(outputs.trace, 0))});
+  RunReport report{
+      .what =
+          fmt::format("dsgd node: rank 0 of {} processes{}", f.world,
+                      result.world != f.world ? fmt::format(", {} at the end", result.world) : ""),
+      .spec = spec,
+      .data = inputs.data,
+      .result = result,
+      .total_s = std::chrono::duration<double>(Clock::now() - start).count(),
+      .trace = outputs.trace.empty()
+                   ? ""
+                   : fmt::format("{} (one file per rank: join them with dsgd trace merge)",
+                                 per_rank_path(outputs.trace, 0)),
+      .membership = sim::describe_changes(run.changes, spec.elastic.policy)};
+  if (!run.out.last_checkpoint.empty())
+    report.checkpoints =
+        fmt::format("{} (newest {} kept)", run.out.last_checkpoint, outputs.checkpoint.keep);
+  print_summary(report);
+}
+
+// Trains this process's node: once, or round after round of an elastic run. Rank 0's
+// metrics file is opened once the mesh is up, so a failed rendezvous leaves none.
+void train_node(const NodeFlags& f, const sim::NodeProcessOptions& process,
+                const sim::ClusterOptions& options, NodeRun& run) {
+  const sim::RunSpec& spec = run.spec;
+  auto open_metrics = [&](const Communicator& comm) {
+    if (comm.rank() == 0 && !spec.outputs.metrics.empty() && !run.out.metrics)
+      run.out.metrics = std::make_unique<MetricsWriter>(spec.outputs.metrics);
+  };
+  if (spec.elastic.policy == sim::ElasticPolicy::none) {
+    sim::run_node_process(process, options, [&](Communicator& comm) {
+      open_metrics(comm);
+      TrainResult r =
+          run_training_on(comm, run.inputs, rank_zero_hooks(comm, spec, run.plan, run.out));
+      if (comm.rank() == 0) run.rank0.result = std::move(r), run.rank0.finished = true;
+    });
+    return;
+  }
+  const Clock::time_point t0 = Clock::now();
+  run.changes = sim::run_elastic_node_process(
+      process, options, spec.elastic,
+      [&](Communicator& comm, const sim::ElasticRound& round) {
+        open_metrics(comm);
+        train_round(comm, round, run.inputs, spec, run.plan, run.out, run.rank0);
+      },
+      [&] { return sim::newest_state(run.plan, spec.outputs.checkpoint.dir); });
+  if (f.rank != 0) return;
+  sim::count_every_round(run.rank0.result, run.rank0.steps);
+  run.rank0.result.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 }  // namespace
@@ -133,6 +205,15 @@ int run_node(const NodeFlags& f) {
   const sim::Outputs& outputs = spec.outputs;
   set_blas_threads(1);  // as in dsgd train, so results match it to the last bit
   const TrainInputs inputs = load_inputs(spec);  // bad flags fail before joining
+  // Rank 0 writes the checkpoints: it alone prepares their directory.
+  const bool elastic = spec.elastic.policy != sim::ElasticPolicy::none;
+  NodeRun run{.spec = spec,
+              .inputs = inputs,
+              .plan = f.rank == 0 ? sim::plan_checkpoints(outputs.checkpoint, inputs.config,
+                                                          inputs.data, elastic ? 0 : f.world)
+                                  : sim::CheckpointPlan{},
+              .out = {.progress = Progress(total_steps(inputs.config, inputs.data),
+                                           f.train.quiet || f.rank != 0)}};
   // This file holds this rank's events only: the world and the run come from here.
   ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
   sim::ClusterOptions options{spec.cluster};
@@ -153,33 +234,19 @@ int run_node(const NodeFlags& f) {
                    plan.listen.to_string(), port);
         std::fflush(stderr);
       }};
-
-  std::unique_ptr<MetricsWriter> metrics;
-  Progress progress(total_steps(inputs.config, inputs.data), f.train.quiet || f.rank != 0);
-  TrainHooks hooks;
-  if (f.rank == 0)
-    hooks.on_step = [&](const StepMetrics& m) {
-      if (metrics) metrics->write(m);
-      progress.update(m);
-    };
-  TrainResult result;
   try {
-    sim::run_node_process(process, options, [&](Communicator& comm) {
-      if (f.rank == 0 && !outputs.metrics.empty())  // once the mesh is up
-        metrics = std::make_unique<MetricsWriter>(outputs.metrics);
-      result = run_training_on(comm, inputs, hooks);
-    });
+    train_node(f, process, options, run);
   } catch (...) {
-    progress.finish();
+    run.out.progress.finish();
     write_trace();
     throw;
   }
-  progress.finish();
+  run.out.progress.finish();
   write_trace();
   if (f.rank != 0) return kExitOk;
-  if (!outputs.save.empty()) write_npz(outputs.save, result.params);
-  if (metrics) metrics->commit();
-  print_node_summary(f, spec, inputs, result, start);
+  if (!outputs.save.empty()) write_npz(outputs.save, run.rank0.result.params);
+  if (run.out.metrics) run.out.metrics->commit();
+  print_node_summary(f, spec, inputs, run.rank0.result, run, start);
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 #include "sim/elastic.h"
 #include "cli/device_choice.h"
 #include "cli/progress.h"
+#include "cli/rank_zero.h"
 #include "cli/summary.h"
 #include "core/errors.h"
 #include "core/io/metrics.h"
@@ -46,61 +47,6 @@ TrainInputs load_inputs(const sim::RunSpec& spec) {
 }
 
 namespace {
-
-// What rank 0 reports to the command line as the run goes, and writes at its end.
-struct RankZeroOutputs {
-  std::unique_ptr<MetricsWriter> metrics;
-  Progress progress;
-  std::string last_checkpoint;  // written by rank 0's thread
-};
-
-TrainHooks rank_zero_hooks(Communicator& comm, const sim::RunSpec& spec,
-                           const sim::CheckpointPlan& plan, RankZeroOutputs& out) {
-  TrainHooks hooks;
-  if (comm.rank() != 0) return hooks;
-  hooks.on_step = [&out](const StepMetrics& m) {
-    if (out.metrics) out.metrics->write(m);
-    out.progress.update(m);
-  };
-  const sim::CheckpointSpec& c = spec.outputs.checkpoint;
-  if (c.every > 0) {  // every rank holds the same state: rank 0 writes it
-    CheckpointConfig saved = plan.run_config;
-    saved.world = comm.size();
-    hooks.checkpoint_every = c.every;
-    hooks.on_checkpoint = [&out, &c, saved](const TrainState& state) {
-      out.last_checkpoint = save_checkpoint(c.dir, {saved, state}, c.keep);
-    };
-  }
-  return hooks;
-}
-
-// What rank 0 trained, once it has (a crash fault on rank 0 leaves nothing to report).
-struct RankZeroResult {
-  TrainResult result;
-  bool finished = false;
-  std::vector<StepMetrics> steps;  // an elastic run: every step rank 0 reported, all rounds
-};
-
-// Trains one rank of an elastic round: rank 0's outputs, the round's reports of each step
-// and, in-process, the commits the survivors go on from.
-void train_round(Communicator& comm, const sim::ElasticRound& round, const TrainInputs& inputs,
-                 const sim::RunSpec& spec, const sim::CheckpointPlan& plan, RankZeroOutputs& out,
-                 RankZeroResult& rank0) {
-  TrainHooks hooks = rank_zero_hooks(comm, spec, plan, out);
-  if (hooks.on_step)  // the metrics' wall time counts from the first round's start
-    hooks.on_step = [&, rank_zero = std::move(hooks.on_step)](const StepMetrics& m) {
-      StepMetrics since_start = m;
-      since_start.wall_s += round.wall_start_s;
-      rank_zero(since_start);
-      rank0.steps.push_back(m);
-    };
-  sim::add_round_hooks(hooks, comm, round);
-  const TrainState* resume = round.resume  ? round.resume
-                             : plan.resume ? &plan.resume->state
-                                           : nullptr;
-  TrainResult r = run_training_on(comm, inputs, hooks, resume);
-  if (comm.rank() == 0) rank0.result = std::move(r), rank0.finished = true;
-}
 
 std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
   if (spec.outputs.trace.empty()) return "";

@@ -52,29 +52,6 @@ double shifted(double t, double elapsed_s) {
   return t >= 1e299 ? t : t - elapsed_s;
 }
 
-// Passes a round's events on with the nodes' numbers (rank and peer), and the round in the
-// seq of its message events (kRoundShift, events.h), so that a trace shows one lane per node
-// across the rounds and pairs each round's messages among themselves.
-class NodeNumbering : public EventSink {
- public:
-  NodeNumbering(EventSink* next, const std::vector<int>& members, int round)
-      : next_(next), members_(members), round_(round) {}
-  void on_event(const Event& event) override {
-    Event e = event;
-    if (e.rank >= 0 && e.rank < static_cast<int>(members_.size())) e.rank = members_[e.rank];
-    if (e.peer >= 0 && e.peer < static_cast<int>(members_.size())) e.peer = members_[e.peer];
-    if (e.kind == EventKind::send_begin || e.kind == EventKind::send_end ||
-        e.kind == EventKind::recv_begin || e.kind == EventKind::recv_end)
-      e.seq += static_cast<uint64_t>(round_) << kRoundShift;
-    next_->on_event(e);
-  }
-
- private:
-  EventSink* next_;
-  const std::vector<int>& members_;
-  int round_;
-};
-
 // What the ranks of one round report, which crashed (any thread), and how it failed.
 class RoundRecord {
  public:
@@ -93,12 +70,15 @@ class RoundRecord {
     committed_[static_cast<size_t>(rank)] = state;
   }
   // After the round (its threads are done): no lock needed.
-  bool lost(int rank) const {
-    return std::find(crashed_.begin(), crashed_.end(), rank) != crashed_.end();
-  }
   bool any_lost() const { return !crashed_.empty(); }
-  int64_t reached(int rank) const { return reached_[static_cast<size_t>(rank)]; }
-  double model_s() const { return model_s_; }
+  RoundOutcome outcome() const {
+    RoundOutcome o{
+        .reached = reached_, .model_s = model_s_, .failure = failure, .failure_peer = failure_peer};
+    o.lost.assign(reached_.size(), false);
+    for (int rank : crashed_)
+      o.lost[static_cast<size_t>(rank)] = true;
+    return o;
+  }
   const std::optional<TrainState>& committed(int rank) const {
     return committed_[static_cast<size_t>(rank)];
   }
@@ -114,6 +94,20 @@ class RoundRecord {
 };
 
 }  // namespace
+
+void NodeNumbering::on_event(const Event& event) {
+  Event e = event;
+  if (e.rank >= 0 && e.rank < static_cast<int>(members_.size())) e.rank = members_[e.rank];
+  if (e.peer >= 0 && e.peer < static_cast<int>(members_.size())) e.peer = members_[e.peer];
+  if (e.kind == EventKind::send_begin || e.kind == EventKind::send_end ||
+      e.kind == EventKind::recv_begin || e.kind == EventKind::recv_end)
+    e.seq += static_cast<uint64_t>(round_) << kRoundShift;
+  next_->on_event(e);
+}
+
+bool RoundOutcome::any_lost() const {
+  return std::find(lost.begin(), lost.end(), true) != lost.end();
+}
 
 ClusterOptions survivors_cluster(const ClusterOptions& first, const std::vector<int>& members,
                                  double elapsed_s) {
@@ -185,29 +179,28 @@ bool run_round(const ClusterOptions& options, const RoundFunction& fn, const Ela
 }
 
 // The error that ends a run whose round lost `change.lost` with no change left to make.
-CommError out_of_changes(const RoundRecord& record, const MembershipChange& change,
+CommError out_of_changes(const RoundOutcome& outcome, const MembershipChange& change,
                          const std::vector<int>& members, size_t changes_so_far,
                          const ElasticSpec& spec) {
   const std::string failure =
-      record.failure.empty()  // every rank finished or crashed: none saw the loss
+      outcome.failure.empty()  // every rank finished or crashed: none saw the loss
           ? fmt::format("rank {} crashed (a --crash fault)", change.lost.front())
-          : record.failure;
+          : outcome.failure;
   return CommError(
       fmt::format("{} (after {} membership {}, the most --max-restarts {} allows: raise it to go "
                   "on{})",
                   failure, changes_so_far, changes_so_far == 1 ? "change" : "changes",
                   spec.max_restarts, renumbering(members)),
-      record.failure.empty() ? change.lost.front() : record.failure_peer);
+      outcome.failure.empty() ? change.lost.front() : outcome.failure_peer);
 }
 
-// Marks where every member's round ended, in the events: what it left open (a step, a
-// compute, a collective) ends there, unfinished, a receive it never completed is dropped,
-// and a later round's step of the same number is a step of its own (core/event_fold.h).
-void end_round_in_events(EventSink* events, const std::vector<int>& members,
-                         Clock::time_point epoch, double model_s) {
+}  // namespace
+
+void end_round_in_events(EventSink* events, const std::vector<int>& nodes, Clock::time_point epoch,
+                         double model_s) {
   if (!events) return;
   const double wall_s = std::chrono::duration<double>(Clock::now() - epoch).count();
-  for (int node : members)
+  for (int node : nodes)
     events->on_event({.kind = EventKind::note,
                       .rank = node,
                       .wall_s = wall_s,
@@ -215,14 +208,41 @@ void end_round_in_events(EventSink* events, const std::vector<int>& members,
                       .op = kRoundEndNote});
 }
 
-// The state the survivors go on from, after a round in which `crashed` died.
+MembershipChange membership_change(const RoundOutcome& outcome, const std::vector<int>& members,
+                                   size_t changes_so_far, const ElasticSpec& spec) {
+  MembershipChange change;
+  for (size_t rank = 0; rank < members.size(); ++rank) {
+    if (outcome.lost[rank]) {
+      change.lost.push_back(members[rank]);
+      continue;
+    }
+    change.members.push_back(members[rank]);
+    change.reached_step = std::max(change.reached_step, outcome.reached[rank]);
+  }
+  if (change.members.empty())
+    throw CommError(fmt::format("every node crashed (the last {} {}); nothing is left to go on "
+                                "with",
+                                change.lost.size() == 1 ? "was rank" : "were ranks",
+                                fmt::join(change.lost, ", ")),
+                    change.lost.front());
+  if (changes_so_far >= static_cast<size_t>(spec.max_restarts))
+    throw out_of_changes(outcome, change, members, changes_so_far, spec);
+  change.world = static_cast<int>(change.members.size());
+  return change;
+}
+
+namespace {
+
+// The state the survivors go on from, after a round in which some died.
 std::optional<TrainState> state_to_go_on(const ElasticSpec& spec, const RoundRecord& record,
-                                         const std::vector<int>& survivors_ranks,
+                                         const RoundOutcome& outcome,
                                          const std::optional<TrainState>& before,
                                          const CheckpointSource& newest_checkpoint) {
   if (spec.policy == ElasticPolicy::restart) return newest_checkpoint();
   // Horovod's state.sync(): the new rank 0 (the lowest surviving rank) gives its commit.
-  const std::optional<TrainState>& commit = record.committed(survivors_ranks.front());
+  const size_t first = static_cast<size_t>(
+      std::find(outcome.lost.begin(), outcome.lost.end(), false) - outcome.lost.begin());
+  const std::optional<TrainState>& commit = record.committed(static_cast<int>(first));
   return commit ? commit : before;
 }
 
@@ -257,32 +277,14 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
     if (spec.policy == ElasticPolicy::in_process)
       r.commit = [&record](int rank, const TrainState& s) { record.commit(rank, s); };
     if (!run_round(o, fn, r, record)) return changes;
-    end_round_in_events(options.events, members, epoch, record.model_s());
-    MembershipChange change;
-    std::vector<int> survivors, survivor_ranks;
-    for (int rank = 0; rank < o.nodes; ++rank) {
-      const int node = members[static_cast<size_t>(rank)];
-      if (record.lost(rank)) {
-        change.lost.push_back(node);
-        continue;
-      }
-      survivors.push_back(node), survivor_ranks.push_back(rank);
-      change.reached_step = std::max(change.reached_step, record.reached(rank));
-    }
-    if (survivors.empty())
-      throw CommError(fmt::format("every node crashed (the last {} {}); nothing is left to go on "
-                                  "with",
-                                  change.lost.size() == 1 ? "was rank" : "were ranks",
-                                  fmt::join(change.lost, ", ")),
-                      change.lost.front());
-    if (changes.size() >= static_cast<size_t>(spec.max_restarts))
-      throw out_of_changes(record, change, members, changes.size(), spec);
-    resume = state_to_go_on(spec, record, survivor_ranks, resume, newest_checkpoint);
-    change.world = static_cast<int>(survivors.size());
+    const RoundOutcome outcome = record.outcome();
+    end_round_in_events(options.events, members, epoch, outcome.model_s);
+    MembershipChange change = membership_change(outcome, members, changes.size(), spec);
+    resume = state_to_go_on(spec, record, outcome, resume, newest_checkpoint);
     change.resumed_step = resume ? resume->step : 0;
     changes.push_back(change);
-    members = survivors;
-    model_start_s = std::max(model_start_s, record.model_s());
+    members = change.members;
+    model_start_s = std::max(model_start_s, outcome.model_s);
   }
 }
 

@@ -38,7 +38,8 @@ struct ElasticSpec {
 
 // One change of membership, in nodes (the first round's ranks).
 struct MembershipChange {
-  std::vector<int> lost;     // whose crash fault fired
+  std::vector<int> lost;     // whose crash fault fired (processes: whose process ended)
+  std::vector<int> members;  // the nodes after the change, in their new ranks' order
   int world = 0;             // ranks after the change
   int64_t reached_step = 0;  // the most steps a survivor had finished when it happened
   int64_t resumed_step = 0;  // where the survivors went on from
@@ -51,6 +52,9 @@ struct ElasticRound {
   const TrainState* resume = nullptr;  // where the round starts (null: the run's start)
   double model_start_s = 0;            // the model time it starts at
   double wall_start_s = 0;             // and the seconds since the first round started
+  // Processes (node_process.h): only rank 0 holds `resume`; every rank calls share_state
+  // (core/train/state_share.h) first when this is set.
+  bool shares_state = false;
   // After each step: how far the rank got. In-process: with the state it commits.
   std::function<void(int rank, int64_t step, double model_s)> step_done;
   std::function<void(int rank, const TrainState& state)> commit;  // in-process only
@@ -58,6 +62,43 @@ struct ElasticRound {
 using RoundFunction = std::function<void(Communicator&, const ElasticRound&)>;
 // Restart: the state of the newest checkpoint (none: start afresh).
 using CheckpointSource = std::function<std::optional<TrainState>()>;
+
+// How a round ended, by its ranks.
+struct RoundOutcome {
+  std::vector<bool> lost;        // its crash fault fired, or its process ended
+  std::vector<int64_t> reached;  // the steps each had finished
+  double model_s = 0;            // the most model time a rank reached
+  std::string failure;           // the error a survivor saw, with the nodes' numbers ("": none)
+  int failure_peer = -1;         // the node it names
+  bool any_lost() const;
+};
+
+// The change a round of `members` (nodes, by rank) makes when it lost ranks, resumed_step
+// aside. CommError when every node is lost, or when `changes_so_far` is spec.max_restarts
+// (naming the rank, and the nodes' numbering when ranks were renumbered).
+MembershipChange membership_change(const RoundOutcome& outcome, const std::vector<int>& members,
+                                   size_t changes_so_far, const ElasticSpec& spec);
+
+// Passes a round's events on with the nodes' numbers (rank and peer), and the round in the
+// seq of its message events (kRoundShift, events.h), so that a trace shows one lane per node
+// across the rounds and pairs each round's messages among themselves.
+class NodeNumbering : public EventSink {
+ public:
+  NodeNumbering(EventSink* next, const std::vector<int>& members, int round)
+      : next_(next), members_(members), round_(round) {}
+  void on_event(const Event& event) override;
+
+ private:
+  EventSink* next_;
+  const std::vector<int>& members_;
+  int round_;
+};
+
+// Marks where each of `nodes`' round ended, in the events: what it left open (a step, a
+// compute, a collective) ends there, unfinished, a receive it never completed is dropped,
+// and a later round's step of the same number is a step of its own (core/event_fold.h).
+void end_round_in_events(EventSink* events, const std::vector<int>& nodes, Clock::time_point epoch,
+                         double model_s);
 
 // Adds a round's reports to a rank's hooks: after `hooks.on_step`, round.step_done; and, in
 // process, round.commit of every step's state.

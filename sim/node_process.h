@@ -18,6 +18,7 @@
 #include <string>
 
 #include "sim/cluster.h"
+#include "sim/elastic.h"
 
 namespace dsgd::sim {
 
@@ -45,5 +46,22 @@ struct NodeProcessOptions {
 // rendezvous's TimeoutError and CommError (rendezvous.h); what `fn` throws.
 void run_node_process(const NodeProcessOptions& process, const ClusterOptions& cluster,
                       const NodeFunction& fn);
+
+// An elastic run across processes (elastic.h's policies), this process's node in each
+// round: rank 0's process hosts the rendezvous of every round, as the first node hosts
+// torchrun's c10d rendezvous, so the run goes on only while it lives. After each round every
+// rank reports how it ended over its rendezvous connection; a rank whose connection closed
+// (its process ended: a crash fault, a kill) is lost, and rank 0 decides as run_elastic
+// does: the end, an error for every rank, or the next round with the survivors renumbered.
+// In the next round only rank 0 holds the state to go on from (ElasticRound::resume: its own
+// commit, or newest_checkpoint()), and ElasticRound::shares_state tells every rank's `fn` to
+// share it first. Returns the membership changes (on rank 0; the others' list is empty).
+// CommError "rank R crashed (a --crash fault)" when this node's crash fault fires; the error
+// that ends the run on every rank otherwise.
+std::vector<MembershipChange> run_elastic_node_process(const NodeProcessOptions& process,
+                                                       const ClusterOptions& cluster,
+                                                       const ElasticSpec& spec,
+                                                       const RoundFunction& fn,
+                                                       const CheckpointSource& newest_checkpoint);
 
 }  // namespace dsgd::sim

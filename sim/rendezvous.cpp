@@ -4,6 +4,9 @@
 //   r -> 0  hello (epoch 0, port 0)           0 -> r  rank 0's hello, with the epoch
 //   r -> 0  hello (epoch, listening port)     0 -> r  table "DSGT" or abort "DSGA"
 // Rank 0 answers nothing to a refused connection: it logs why and closes it.
+// Elastic runs keep the connection, and after each round:
+//   r -> 0  report "DSGR"                     0 -> r  end "DSGE", abort "DSGA" or next "DSGN"
+// and after a next round's start, the second hello (new rank, new port) and its table.
 #include "sim/rendezvous.h"
 
 #include <algorithm>
@@ -11,7 +14,9 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <bit>
 #include <charconv>
+#include <cmath>
 #include <list>
 #include <thread>
 
@@ -32,8 +37,11 @@ namespace {
 // Messages
 // ---------------------------------------------------------------------------------------
 
-constexpr uint32_t kTableMagic = 0x54475344;  // "DSGT"
-constexpr uint32_t kAbortMagic = 0x41475344;  // "DSGA"
+constexpr uint32_t kTableMagic = 0x54475344;   // "DSGT"
+constexpr uint32_t kAbortMagic = 0x41475344;   // "DSGA"
+constexpr uint32_t kReportMagic = 0x52475344;  // "DSGR"
+constexpr uint32_t kEndMagic = 0x45475344;     // "DSGE"
+constexpr uint32_t kNextMagic = 0x4e475344;    // "DSGN"
 constexpr size_t kMaxHostBytes = 64;
 constexpr size_t kMaxReasonBytes = 1024;
 
@@ -51,12 +59,25 @@ std::vector<uint8_t> setup_frame(const std::vector<uint8_t>& payload) {
   return out;
 }
 
+// A set-up payload's start: its magic and the protocol version.
+std::vector<uint8_t> payload_of(uint32_t magic) {
+  std::vector<uint8_t> p;
+  wire::put_u32(p, magic);
+  wire::put_u16(p, kProtocolVersion);
+  return p;
+}
+
+// A reason: its length (u16) and bytes, cut at kMaxReasonBytes.
+void put_reason(std::vector<uint8_t>& p, const std::string& reason) {
+  const size_t n = std::min(reason.size(), kMaxReasonBytes);
+  wire::put_u16(p, static_cast<uint16_t>(n));
+  p.insert(p.end(), reason.begin(), reason.begin() + static_cast<ptrdiff_t>(n));
+}
+
 // Table: magic u32 "DSGT" | version u16 | flags u16 (bit 0: one host) | world u32 |
 //        epoch_ns i64 | per rank: port u16, host bytes u8, host
 std::vector<uint8_t> encode_table(const RendezvousTable& t) {
-  std::vector<uint8_t> p;
-  wire::put_u32(p, kTableMagic);
-  wire::put_u16(p, kProtocolVersion);
+  std::vector<uint8_t> p = payload_of(kTableMagic);
   wire::put_u16(p, t.one_host ? 1 : 0);
   wire::put_u32(p, static_cast<uint32_t>(t.peers.size()));
   wire::put_u64(p, static_cast<uint64_t>(t.epoch_ns));
@@ -71,14 +92,81 @@ std::vector<uint8_t> encode_table(const RendezvousTable& t) {
 
 // Abort: magic u32 "DSGA" | version u16 | reason bytes u16 | missing rank i32 | reason
 std::vector<uint8_t> encode_abort(int missing, const std::string& reason) {
-  std::vector<uint8_t> p;
-  wire::put_u32(p, kAbortMagic);
-  wire::put_u16(p, kProtocolVersion);
+  std::vector<uint8_t> p = payload_of(kAbortMagic);
   const size_t n = std::min(reason.size(), kMaxReasonBytes);
   wire::put_u16(p, static_cast<uint16_t>(n));
   wire::put_u32(p, static_cast<uint32_t>(missing));
   p.insert(p.end(), reason.begin(), reason.begin() + static_cast<ptrdiff_t>(n));
   return setup_frame(p);
+}
+
+// The rest of an abort after its magic and version: the rank it names and the reason
+// (check in.ok() after).
+std::pair<int, std::string> decode_abort(wire::Reader& in) {
+  const uint16_t n = in.u16();
+  const int rank = static_cast<int32_t>(in.u32());
+  return {rank, in.text(n)};
+}
+
+// Report: magic u32 "DSGR" | version u16 | finished u16 | reached_step i64 | model_s f64 |
+//         failure_peer i32 | failure bytes u16 | failure
+std::vector<uint8_t> encode_report(const RoundReport& r) {
+  std::vector<uint8_t> p = payload_of(kReportMagic);
+  wire::put_u16(p, r.finished ? 1 : 0);
+  wire::put_u64(p, static_cast<uint64_t>(r.reached_step));
+  wire::put_u64(p, std::bit_cast<uint64_t>(r.model_s));
+  wire::put_u32(p, static_cast<uint32_t>(r.failure_peer));
+  put_reason(p, r.failure);
+  return setup_frame(p);
+}
+
+std::optional<RoundReport> decode_report(std::span<const uint8_t> payload) {
+  wire::Reader in(payload);
+  RoundReport r;
+  if (in.u32() != kReportMagic || in.u16() != kProtocolVersion) return std::nullopt;
+  r.finished = (in.u16() & 1) != 0;
+  r.reached_step = static_cast<int64_t>(in.u64());
+  r.model_s = std::bit_cast<double>(in.u64());
+  r.failure_peer = static_cast<int32_t>(in.u32());
+  r.failure = in.text(in.u16());
+  if (!in.ok() || r.reached_step < 0 || !std::isfinite(r.model_s)) return std::nullopt;
+  return r;
+}
+
+// End: magic u32 "DSGE" | version u16
+std::vector<uint8_t> encode_end() {
+  return setup_frame(payload_of(kEndMagic));
+}
+
+// Next: magic u32 "DSGN" | version u16 | shares_state u16 | round u32 | rank u32 |
+//       model_start_s f64 | world u32 | per rank: node u32
+std::vector<uint8_t> encode_next(const RoundStart& start) {
+  std::vector<uint8_t> p = payload_of(kNextMagic);
+  wire::put_u16(p, start.shares_state ? 1 : 0);
+  wire::put_u32(p, static_cast<uint32_t>(start.round));
+  wire::put_u32(p, static_cast<uint32_t>(start.rank));
+  wire::put_u64(p, std::bit_cast<uint64_t>(start.model_start_s));
+  wire::put_u32(p, static_cast<uint32_t>(start.nodes.size()));
+  for (int node : start.nodes)
+    wire::put_u32(p, static_cast<uint32_t>(node));
+  return setup_frame(p);
+}
+
+// The rest of a "DSGN" after its magic and version.
+std::optional<RoundStart> decode_next(wire::Reader& in) {
+  RoundStart start;
+  start.shares_state = (in.u16() & 1) != 0;
+  start.round = static_cast<int>(in.u32());
+  start.rank = static_cast<int>(in.u32());
+  start.model_start_s = std::bit_cast<double>(in.u64());
+  const uint32_t world = in.u32();
+  if (!in.ok() || world < 1 || world > kMaxRendezvousReplyBytes / 4) return std::nullopt;
+  for (uint32_t i = 0; i < world; ++i)
+    start.nodes.push_back(static_cast<int>(in.u32()));
+  if (!in.ok() || start.rank < 0 || start.rank >= start.world() ||
+      !std::isfinite(start.model_start_s))
+    return std::nullopt;
+  return start;
 }
 
 // Seconds for messages, to 3 digits: the deadline as the user gave it, not its rounding.
@@ -273,6 +361,7 @@ struct RendezvousServer::Impl {
   const uint64_t own_host = host_id();
   std::string name;
   std::list<ConnPtr> conns;
+  std::vector<ConnPtr> members;  // after serve(): by rank, index 0 empty (elastic rounds)
   int registered = 0;
   bool finishing = false;
 };
@@ -301,9 +390,11 @@ RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_poi
     RendezvousTable table{.epoch_ns = s.epoch_ns, .one_host = s.own_host != 0};
     table.peers.resize(s.world);
     table.peers[0] = self;
+    s.members.assign(static_cast<size_t>(s.world), nullptr);
     for (const auto& c : s.conns) {  // all registered: ranks 1..world-1, once each
       table.peers[c->rank] = c->address;
       table.one_host = table.one_host && c->host_id == s.own_host;
+      s.members[static_cast<size_t>(c->rank)] = c;
     }
     const std::vector<uint8_t> bytes = encode_table(table);
     // A rank that died meanwhile is found missing by the others when they connect.
@@ -324,6 +415,88 @@ RendezvousTable RendezvousServer::serve(const PeerAddress& self, Clock::time_poi
   for (const auto& c : s.conns)
     write_until(c->socket, bytes, write_deadline);
   throw TimeoutError("rank 0: " + reason, missing.front());
+}
+
+// ---------------------------------------------------------------------------------------
+// Server: the rounds of an elastic run, blocking calls on the same io_context
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// A report is small: its failure text is cut at kMaxReasonBytes.
+constexpr size_t kMaxReportBytes = 64 + kMaxReasonBytes;
+
+void close_connection(tcp::socket& socket) {
+  ErrorCode ignored;
+  socket.close(ignored);
+}
+
+}  // namespace
+
+std::vector<std::optional<RoundReport>> RendezvousServer::collect_reports(
+    Clock::time_point deadline) {
+  using namespace std::chrono_literals;
+  Impl& s = *impl_;
+  std::vector<std::optional<RoundReport>> reports(s.members.size());
+  for (size_t rank = 1; rank < s.members.size(); ++rank) {
+    const auto& conn = s.members[rank];
+    if (!conn) continue;
+    std::string why;
+    // A report already here is read even once the deadline has passed.
+    const auto frame = read_setup_frame(conn->socket, kMaxReportBytes,
+                                        std::max(deadline, Clock::now() + 10ms), &why);
+    if (frame) reports[rank] = decode_report(*frame);
+    if (!reports[rank]) close_connection(conn->socket), s.members[rank] = nullptr;
+  }
+  return reports;
+}
+
+void RendezvousServer::end_rounds(const std::string& reason, int peer, Clock::time_point deadline) {
+  Impl& s = *impl_;
+  const std::vector<uint8_t> bytes = reason.empty() ? encode_end() : encode_abort(peer, reason);
+  for (const auto& conn : s.members)
+    if (conn) write_until(conn->socket, bytes, deadline), close_connection(conn->socket);
+  s.members.clear();
+}
+
+RendezvousTable RendezvousServer::next_round(const std::vector<int>& survivors, RoundStart start,
+                                             const PeerAddress& self, Clock::time_point deadline) {
+  Impl& s = *impl_;
+  std::vector<Impl::ConnPtr> next(survivors.size());
+  for (size_t i = 1; i < survivors.size(); ++i) {
+    next[i] = s.members.at(static_cast<size_t>(survivors[i]));
+    start.rank = static_cast<int>(i);
+    write_until(next[i]->socket, encode_next(start), deadline);
+  }
+  s.members = next;
+  const int world = start.world();
+  RendezvousTable table{.epoch_ns = s.epoch_ns, .one_host = s.own_host != 0};
+  table.peers.resize(static_cast<size_t>(world));
+  table.peers[0] = self;
+  for (int rank = 1; rank < world; ++rank) {
+    const auto& conn = s.members[static_cast<size_t>(rank)];
+    std::string why;
+    const std::optional<Hello> h = read_hello(conn->socket, deadline, &why);
+    if (h)
+      why = check_hello(*h, {.token = s.token, .epoch_ns = s.epoch_ns, .run_hash = s.run_hash},
+                        world, 0);
+    if (h && why.empty() && (h->rank != rank || h->port == 0))
+      why = fmt::format("claimed rank {} with port {}", h->rank, h->port);
+    if (!why.empty()) {
+      const std::string reason =
+          fmt::format("rank {} (node {}) did not take its place in round {}: {}", rank,
+                      start.nodes[static_cast<size_t>(rank)], start.round, why);
+      close_connection(conn->socket), s.members[static_cast<size_t>(rank)] = nullptr;
+      end_rounds(reason, rank, Clock::now() + kHelloTimeout);
+      throw CommError("rank 0: " + reason, rank);
+    }
+    table.peers[static_cast<size_t>(rank)] = {conn->address.host, h->port};
+    table.one_host = table.one_host && h->host_id == s.own_host;
+  }
+  const std::vector<uint8_t> bytes = encode_table(table);
+  for (int rank = 1; rank < world; ++rank)
+    write_until(s.members[static_cast<size_t>(rank)]->socket, bytes, deadline);
+  return table;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -440,9 +613,7 @@ RendezvousTable RendezvousClient::finish(uint16_t port, Clock::time_point deadli
   };
   if (!in.ok() || version != kProtocolVersion) throw malformed();
   if (magic == kAbortMagic) {
-    const uint16_t n = in.u16();
-    const int missing = static_cast<int32_t>(in.u32());
-    const std::string reason = in.text(n);
+    const auto [missing, reason] = decode_abort(in);
     if (!in.ok()) throw malformed();
     throw TimeoutError(fmt::format("rank {}: {} (rank 0 gave up)", c.rank, reason), missing);
   }
@@ -463,6 +634,49 @@ RendezvousTable RendezvousClient::finish(uint16_t port, Clock::time_point deadli
     table.peers.push_back(std::move(a));
   }
   return table;
+}
+
+std::optional<RoundStart> RendezvousClient::report(const RoundReport& report,
+                                                   Clock::time_point deadline) {
+  Impl& c = *impl_;
+  const Clock::time_point asked = Clock::now();
+  std::string why;
+  ErrorCode ec = write_until(c.socket, encode_report(report), deadline);
+  std::optional<std::vector<uint8_t>> reply;
+  if (!ec) reply = read_setup_frame(c.socket, kMaxRendezvousReplyBytes, deadline, &why, &ec);
+  if (!reply) {
+    if (ec == asio::error::timed_out)
+      throw TimeoutError(fmt::format("rank {}: {} said nothing about the next round within {} s",
+                                     c.rank, c.where(), seconds(deadline - asked)),
+                         0);
+    throw CommError(fmt::format("rank {}: {} is gone ({}), and with it the rendezvous the "
+                                "survivors would meet at: an elastic run of dsgd node processes "
+                                "goes on only while rank 0's process lives",
+                                c.rank, c.where(), ec ? ec.message() : why),
+                    0);
+  }
+  wire::Reader in(*reply);
+  const uint32_t magic = in.u32();
+  const uint16_t version = in.u16();
+  auto malformed = [&] {
+    return CommError(fmt::format("rank {}: malformed round message from {}", c.rank, c.where()), 0);
+  };
+  if (!in.ok() || version != kProtocolVersion) throw malformed();
+  if (magic == kEndMagic) return std::nullopt;
+  if (magic == kAbortMagic) {
+    const auto [peer, reason] = decode_abort(in);
+    if (!in.ok()) throw malformed();
+    // The reason is rank 0's own error, which names it already.
+    throw CommError(fmt::format("rank 0 ended the run for every rank: {}",
+                                reason.starts_with("rank 0: ") ? reason.substr(8) : reason),
+                    peer);
+  }
+  std::optional<RoundStart> start;
+  if (magic == kNextMagic) start = decode_next(in);
+  if (!start) throw malformed();
+  c.rank = start->rank;
+  c.world = start->world();
+  return start;
 }
 
 }  // namespace dsgd::sim

@@ -3,6 +3,10 @@
 // network-clock epoch; then a hello with its listening port) and, once every rank is in,
 // receives the table of all ranks' addresses. Foreign connections are refused, logged and
 // forgotten; every wait has a deadline. Not the data path: nodes then connect directly.
+// An elastic run (elastic.h) keeps each rank's connection open after the table: at the end of
+// every round, each rank reports how its round ended, and rank 0 answers with the run's end,
+// an error, or the next round (the rank's new number); a connection that closed is a rank
+// whose process ended. No rank joins after the first table.
 #pragma once
 
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)
@@ -10,6 +14,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,25 @@ struct RendezvousTable {
   int64_t epoch_ns = 0;  // network time 0, steady-clock ns of rank 0's machine
   bool one_host = true;  // every rank runs on rank 0's machine: the steady clock is shared
   std::vector<PeerAddress> peers;  // by rank
+};
+
+// How one rank's round of an elastic run ended, as it reports it to rank 0.
+struct RoundReport {
+  bool finished = false;     // trained to the end; otherwise `failure` says what stopped it
+  int64_t reached_step = 0;  // the steps it had finished
+  double model_s = 0;        // its model time then
+  std::string failure;       // the error it saw (ranks numbered as in the round)
+  int failure_peer = -1;     // the rank that error names
+};
+
+// The next round of an elastic run, as rank 0 announces it to each survivor.
+struct RoundStart {
+  int round = 0;
+  int rank = 0;               // the receiver's rank in it
+  std::vector<int> nodes;     // the node (first round's rank) of each of its ranks
+  double model_start_s = 0;   // the model time it starts at
+  bool shares_state = false;  // rank 0 shares the state to go on from (none: start afresh)
+  int world() const { return static_cast<int>(nodes.size()); }
 };
 
 // Largest table or abort message a rank accepts (256 ranks of 67 bytes fit).
@@ -53,6 +77,20 @@ class RendezvousServer {
   RendezvousTable serve(const PeerAddress& self, Clock::time_point deadline,
                         Clock::time_point since);
 
+  // Elastic runs, after serve(): each other rank's report of the round just run, by rank
+  // (index 0 is this process's and stays empty); nullopt for a rank whose connection closed
+  // (its process ended), that sent something else, or that said nothing by the deadline.
+  std::vector<std::optional<RoundReport>> collect_reports(Clock::time_point deadline);
+  // Tells every rank still connected that the run is over: done when `reason` is empty,
+  // otherwise an error naming `peer` (the ranks throw CommError with `reason`).
+  void end_rounds(const std::string& reason, int peer, Clock::time_point deadline);
+  // Starts the next round with `survivors` (this round's ranks, 0 first, in order) as its
+  // ranks 0..N'-1: tells each its new rank, takes its new listening port, and sends the table
+  // (rank 0 at `self`), which it returns. A survivor that does not answer by the deadline
+  // ends the run: the others are told, and the error names it.
+  RendezvousTable next_round(const std::vector<int>& survivors, RoundStart start,
+                             const PeerAddress& self, Clock::time_point deadline);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -70,6 +108,12 @@ class RendezvousClient {
   // Sends this rank's listening port and waits for the table. CommError naming the missing
   // rank when rank 0 gave up waiting for one, TimeoutError at the deadline.
   RendezvousTable finish(uint16_t port, Clock::time_point deadline);
+  // Elastic runs, after finish(): reports how this rank's round ended and waits for rank
+  // 0's answer: nullopt when the run is over; the next round otherwise (this rank now has
+  // its number in it: call finish() with the new node's port for the table). CommError with
+  // rank 0's reason when it ends the run with an error, and naming rank 0 when its process
+  // is gone; TimeoutError at the deadline.
+  std::optional<RoundStart> report(const RoundReport& report, Clock::time_point deadline);
 
  private:
   struct Impl;

@@ -383,7 +383,14 @@ std::vector<Row> training_mode_rows() {
 // The other commands: bench collective, lesson, trace, compare.
 std::vector<Row> command_rows() {
   const std::string bench = "bench collective --json {d}/out/rows.json ";
+  const std::string node = "node --rank 1 --world 3 --rendezvous 127.0.0.1:29500 --token t ";
   return {
+      {"node --elastic in-process --crash 0@5",
+       node + "--elastic in-process --crash 0@5",
+       {"--crash 0@5", "hosts the rendezvous", "crash another rank"}},
+      {"node --resume",
+       node + "--resume --checkpoint-dir {d}/out/ck",
+       {"--resume", "dsgd train --resume --nodes 3"}},
       {"compare --runs =5", "compare -q --runs =5", {"--runs \"=5\"", "flag=value"}},
       {"compare --runs latency=soon",
        "compare -q --runs sync latency=soon",
