@@ -31,7 +31,10 @@ using asio::ip::tcp;
 void add_node_command(CLI::App& app, NodeFlags& f) {
   CLI::App* n = app.add_subcommand(
       "node", "Run one simulated node as its own process; rank 0 hosts the rendezvous");
-  n->add_option("--rank", f.rank, "This node's rank, 0..WORLD-1")->required();
+  n->add_option("--rank", f.rank, "This node's rank, 0..WORLD-1");
+  n->add_flag("--join", f.join,
+              "Instead of --rank: join an --elastic run under way; rank 0 lets this node in "
+              "as a step begins and numbers it after every node so far");
   n->add_option("--world", f.world, "Number of nodes in the run (1-256)")->required();
   n->add_option("--rendezvous", f.rendezvous,
                 "HOST:PORT where rank 0 listens for the others (an IPv4 address)")
@@ -84,7 +87,14 @@ void check_node_checkpoints(const sim::RunSpec& spec, int world) {
 NodePlan check_flags(const NodeFlags& f) {
   if (f.world < 1 || f.world > sim::kMaxNodes)
     throw UsageError(fmt::format("--world {}: use 1 to {} nodes", f.world, sim::kMaxNodes));
-  if (f.rank < 0 || f.rank >= f.world)
+  if (f.join && f.rank != -1)
+    throw UsageError(fmt::format(
+        "--join and --rank {}: a node that joins is numbered by rank 0; drop --rank", f.rank));
+  if (!f.join && f.rank == -1)
+    throw UsageError(
+        "--rank is required: give this node's rank, or --join to join an "
+        "--elastic run under way");
+  if (!f.join && (f.rank < 0 || f.rank >= f.world))
     throw UsageError(
         fmt::format("--rank {}: give 0 to {} (--world {})", f.rank, f.world - 1, f.world));
   if (f.token.empty() || f.token.size() > sim::kMaxTokenBytes)
@@ -106,6 +116,10 @@ NodePlan check_flags(const NodeFlags& f) {
         "dsgd train --nodes {} for it",
         sim::to_string(topology), f.world));
   check_node_checkpoints(plan.spec, f.world);
+  if (f.join && plan.spec.elastic.policy == sim::ElasticPolicy::none)
+    throw UsageError(
+        "--join: only an --elastic run takes a node after it started; give the run's "
+        "--elastic policy, as every node has it");
   plan.rendezvous = sim::parse_endpoint(f.rendezvous, "--rendezvous");
   if (f.listen.empty()) {
     // Loopback unless asked: a classroom laptop should not open ports to the LAN by default.
@@ -218,22 +232,30 @@ int run_node(const NodeFlags& f) {
   ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
   sim::ClusterOptions options{spec.cluster};
   if (!outputs.trace.empty()) options.events = &trace;
+  int node = f.rank;  // a node that joins learns its number from rank 0
   auto write_trace = [&] {
-    if (!outputs.trace.empty() && trace.size() > 0)
-      trace.write(per_rank_path(outputs.trace, f.rank));
+    if (!outputs.trace.empty() && trace.size() > 0) trace.write(per_rank_path(outputs.trace, node));
   };
   const sim::NodeProcessOptions process{
-      .rank = f.rank,
+      .rank = f.join ? sim::kJoinRank : f.rank,
       .rendezvous = plan.rendezvous,
       .listen = plan.listen,
       .token = f.token,
       .run_hash = inputs.fingerprint,
       .clock = clock_choice(f.clock),
-      .on_listening = [&](uint16_t port) {
-        fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
-                   plan.listen.to_string(), port);
-        std::fflush(stderr);
-      }};
+      .on_listening =
+          [&](uint16_t port) {
+            fmt::print(stderr, "dsgd node: rank {} of {} accepts peers on {}:{}\n", f.rank, f.world,
+                       plan.listen.to_string(), port);
+            std::fflush(stderr);
+          },
+      .on_joined =
+          [&](int joined_as, int rank, int world) {
+            node = joined_as;
+            fmt::print(stderr, "dsgd node: joined as rank {} of {} (node {})\n", rank, world,
+                       joined_as);
+            std::fflush(stderr);
+          }};
   try {
     train_node(f, process, options, run);
   } catch (...) {

@@ -3,6 +3,7 @@
 // threads and train exactly as it does (the train flags apply); rank 0 writes the outputs.
 // Not a process launcher: start one `dsgd node` per rank yourself (shell, ssh, a script):
 //   dsgd node --rank R --world N --rendezvous 127.0.0.1:29500 --token T [train flags]
+// or, to join an elastic run under way, --join instead of --rank.
 // Limits: links are mesh links (each process models its own); on several machines the
 // network clocks differ, so a message is visible its modelled delay after its bytes arrive
 // (the real transfer time then counts twice), and --crash at a time is per machine.
@@ -21,6 +22,7 @@ namespace dsgd::cli {
 struct NodeFlags {
   TrainFlags train;
   int rank = -1;
+  bool join = false;  // --join: an elastic run under way numbers this node
   int world = 0;
   std::string rendezvous;      // HOST:PORT where rank 0 listens
   std::string token;           // every node of the run must present it

@@ -305,15 +305,31 @@ void count_every_round(TrainResult& result, std::span<const StepMetrics> steps) 
   result.bytes_sent = all.bytes_sent, result.steps_run = all.steps_run;
 }
 
+namespace {
+
+// "rank 1 lost", "ranks 3, 4 joined", "rank 1 lost, rank 3 joined".
+std::string who_changed(const MembershipChange& c) {
+  std::vector<std::string> parts;
+  auto part = [&](const std::vector<int>& nodes, const char* what) {
+    if (!nodes.empty())
+      parts.push_back(fmt::format("{} {} {}", nodes.size() == 1 ? "rank" : "ranks",
+                                  fmt::join(nodes, ", "), what));
+  };
+  part(c.lost, "lost");
+  part(c.joined, "joined");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
 std::vector<std::string> describe_changes(const std::vector<MembershipChange>& changes,
                                           ElasticPolicy policy) {
   std::vector<std::string> lines;
   for (const MembershipChange& c : changes) {
     const int64_t lost_steps = c.reached_step - c.resumed_step;
     lines.push_back(fmt::format(
-        "{} {} lost after step {}: {} {} went on from step {}{} ({})",
-        c.lost.size() == 1 ? "rank" : "ranks", fmt::join(c.lost, ", "), c.reached_step, c.world,
-        c.world == 1 ? "rank" : "ranks", c.resumed_step,
+        "{} after step {}: {} {} went on from step {}{} ({})", who_changed(c), c.reached_step,
+        c.world, c.world == 1 ? "rank" : "ranks", c.resumed_step,
         lost_steps > 0 ? fmt::format(", {} {} lost", lost_steps, lost_steps == 1 ? "step" : "steps")
                        : "",
         to_string(policy)));

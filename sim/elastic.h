@@ -39,6 +39,7 @@ struct ElasticSpec {
 // One change of membership, in nodes (the first round's ranks).
 struct MembershipChange {
   std::vector<int> lost;     // whose crash fault fired (processes: whose process ended)
+  std::vector<int> joined;   // nodes that joined (dsgd node --join), numbered from the first world
   std::vector<int> members;  // the nodes after the change, in their new ranks' order
   int world = 0;             // ranks after the change
   int64_t reached_step = 0;  // the most steps a survivor had finished when it happened

@@ -94,7 +94,8 @@ std::vector<uint8_t> encode_hello(const Hello& h) {
   const std::span<const uint8_t> payload(out.data() + kFrameHeaderBytes,
                                          out.size() - kFrameHeaderBytes);
   const HeaderBytes header = encode_header({.kind = FrameKind::hello,
-                                            .source = h.rank,
+                                            // A node asking to join has no rank yet.
+                                            .source = std::max(h.rank, 0),
                                             .length = payload.size(),
                                             .crc32c = crc32c(payload)});
   std::copy(header.begin(), header.end(), out.begin());

@@ -229,6 +229,7 @@ void SimNode::straggle(double measured_s) const {
 void SimNode::on_step(int64_t step) {
   if (options_.crash_at_step && step >= *options_.crash_at_step) throw NodeCrashed{rank_};
   check_crash_time();
+  if (step_check_) step_check_(step);
 }
 
 void SimNode::check_crash_time() {

@@ -21,6 +21,7 @@
 #include <array>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   double compute_model_s(double flops) const override;  // flops / gflops, times straggler
   void straggle(double measured_s) const override;
   void on_step(int64_t step) override;
+  // Called as each step begins, after the crash fault's check, on the rank thread: an elastic
+  // run's rank 0 ends a round there, by throwing, to let a node join (node_process.h).
+  void set_step_check(std::function<void(int64_t step)> check) { step_check_ = std::move(check); }
   std::string failure() override;  // reads what is ready first, so it sees a peer drop
 
   // --- set-up, before start() -------------------------------------------------------
@@ -267,6 +271,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   // them. The rank thread adds to it as it connects.
   std::mutex fds_mutex_;
   std::vector<int> fds_;
+  std::function<void(int64_t)> step_check_;  // set_step_check()'s
 };
 
 }  // namespace dsgd::sim

@@ -88,6 +88,7 @@ class RoundNode {
     node_ = make_node(options, rank, network_, *clock_, job, nullptr, p.listen.to_string());
   }
   uint16_t port() const { return node_->port(); }
+  SimNode& node() { return *node_; }
 
   // Runs `fn` once the table is known; false when a crash fault fired.
   bool run(const RendezvousTable& table, const NodeFunction& fn,
@@ -140,6 +141,13 @@ class ElasticRounds {
         rendezvous_(p, options.nodes, since_, since_ + options.timeout, true),
         epoch_(job_epoch(rendezvous_)),
         rank_(p.rank) {
+    next_node_ = options.nodes;
+    if (p.rank == kJoinRank) {  // a node that joins: rank 0 says when, and as which rank
+      using namespace std::chrono_literals;
+      next(rendezvous_.client()->await_round(since_ + 2 * options.timeout + 5s), 0, false);
+      if (p.on_joined) p.on_joined(node_id(), rank_, static_cast<int>(round_.members.size()));
+      return;
+    }
     for (int r = 0; r < options.nodes; ++r)
       round_.members.push_back(r);
   }
@@ -155,7 +163,10 @@ class ElasticRounds {
   struct OwnRound {
     RoundReport report;
     std::optional<TrainState> commit;  // in-process: the last state it committed
+    int64_t steps = 0;                 // the steps it finished in the round
+    bool ended_for_joiners = false;    // rank 0 ended the round to let nodes join
   };
+  struct EndForJoiners {};  // thrown on rank 0's thread as a step begins
 
   // This node's part of the round. A crash fault ends the process (CommError naming it):
   // rank 0 sees its connection close.
@@ -170,12 +181,14 @@ class ElasticRounds {
     r.wall_start_s = elapsed_s;
     r.step_done = [&own](int, int64_t step, double model_s) {
       own.report.reached_step = step, own.report.model_s = model_s;
+      ++own.steps;
     };
     if (spec_.policy == ElasticPolicy::in_process)
       r.commit = [&own](int, const TrainState& state) { own.commit = state; };
     RoundNode node(p_, o, rank_, rendezvous_, epoch_);
     if (round_.round == 0 && p_.on_listening) p_.on_listening(node.port());
     const RendezvousTable table = table_for(node.port());
+    if (rank_ == 0) end_for_joiners(node.node(), own);
     bool alive = true;
     try {
       alive = node.run(
@@ -188,16 +201,30 @@ class ElasticRounds {
       own.report.finished = alive;
     } catch (const CommError& e) {
       own.report.failure = e.what(), own.report.failure_peer = e.peer();
+    } catch (const EndForJoiners&) {
+      own.ended_for_joiners = true;
     }
     if (!alive) throw crashed(node_id());
     return own;
+  }
+
+  // Rank 0: as a step begins, once the round has made progress, nodes waiting to join end
+  // it (after the last step's commit and checkpoint); the others then find rank 0 gone.
+  void end_for_joiners(SimNode& node, const OwnRound& own) {
+    node.set_step_check([this, &own](int64_t) {
+      if (own.steps > 0 && rendezvous_.server()->poll_joiners() > 0) throw EndForJoiners{};
+    });
   }
 
   int node_id() const { return round_.members[static_cast<size_t>(rank_)]; }
 
   RendezvousTable table_for(uint16_t port) {
     using namespace std::chrono_literals;
-    if (round_.round == 0) return rendezvous_.finish(port);
+    if (round_.round == 0) {
+      RendezvousTable table = rendezvous_.finish(port);
+      if (rank_ == 0) rendezvous_.server()->admit_joiners();
+      return table;
+    }
     const Clock::time_point deadline = Clock::now() + options_.timeout;
     if (rank_ == 0)
       return rendezvous_.server()->next_round(survivor_ranks_, round_start_,
@@ -214,24 +241,27 @@ class ElasticRounds {
     reports[0] = own.report;
     const RoundOutcome outcome = outcome_of(reports);
     const Clock::time_point tell_by = Clock::now() + kHelloTimeout;
-    if (!outcome.any_lost()) {
+    if (!outcome.any_lost() && !own.ended_for_joiners) {
       server.end_rounds(outcome.failure, outcome.failure_peer, tell_by);
       if (outcome.failure.empty()) return false;
       throw CommError(outcome.failure, outcome.failure_peer);
     }
     MembershipChange change;
     try {
-      change = membership_change(outcome, round_.members, changes_.size(), spec_);
+      change = outcome.any_lost()
+                   ? membership_change(outcome, round_.members, changes_.size(), spec_)
+                   : unchanged(outcome);
     } catch (const CommError& e) {
       server.end_rounds(e.what(), e.peer(), tell_by);
       throw;
     }
+    add_joiners(change, server.poll_joiners());
     if (spec_.policy == ElasticPolicy::restart)
       resume_ = newest_checkpoint_();
     else if (own.commit)
       resume_ = own.commit;
     change.resumed_step = resume_ ? resume_->step : 0;
-    changes_.push_back(change);
+    if (!change.lost.empty() || !change.joined.empty()) changes_.push_back(change);
     survivor_ranks_.clear();
     for (size_t rank = 0; rank < outcome.lost.size(); ++rank)
       if (!outcome.lost[rank]) survivor_ranks_.push_back(static_cast<int>(rank));
@@ -241,6 +271,25 @@ class ElasticRounds {
           .shares_state = resume_.has_value()},
          outcome.model_s);
     return true;
+  }
+
+  // A round ended for joiners and lost no one: every member goes on.
+  MembershipChange unchanged(const RoundOutcome& outcome) const {
+    MembershipChange change{.members = round_.members};
+    for (int64_t reached : outcome.reached)
+      change.reached_step = std::max(change.reached_step, reached);
+    return change;
+  }
+
+  // The nodes waiting to join (as many as fit kMaxNodes) become the last ranks, numbered
+  // after every node so far.
+  void add_joiners(MembershipChange& change, size_t waiting) {
+    const size_t room = static_cast<size_t>(kMaxNodes) - change.members.size();
+    for (size_t i = 0; i < std::min(waiting, room); ++i) {
+      change.joined.push_back(next_node_);
+      change.members.push_back(next_node_++);
+    }
+    change.world = static_cast<int>(change.members.size());
   }
 
   // The round's outcome from every rank's report (none: lost), in the nodes' numbers.
@@ -272,9 +321,10 @@ class ElasticRounds {
     return true;
   }
 
-  // This node's round ended in the events; the next one is `start`'s.
-  void next(const RoundStart& start, double model_s) {
-    end_round_in_events(options_.events, {node_id()}, epoch_, model_s);
+  // This node's round ended in the events (unless it joins: it had none); the next one is
+  // `start`'s.
+  void next(const RoundStart& start, double model_s, bool ends_a_round = true) {
+    if (ends_a_round) end_round_in_events(options_.events, {node_id()}, epoch_, model_s);
     round_start_ = start;
     rank_ = start.rank;
     round_ = {.round = start.round,
@@ -296,6 +346,7 @@ class ElasticRounds {
   RoundStart round_start_;            // rank 0: what it announces for the next round
   std::vector<int> survivor_ranks_;   // rank 0: the last round's ranks that go on
   std::optional<TrainState> resume_;  // rank 0: what the next round goes on from
+  int next_node_ = 0;                 // rank 0: the number a node that joins gets
   std::vector<MembershipChange> changes_;
 };
 

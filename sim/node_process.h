@@ -28,7 +28,7 @@ namespace dsgd::sim {
 enum class ClockChoice { automatic, shared, local };
 
 struct NodeProcessOptions {
-  int rank = 0;                               // of ClusterOptions::nodes
+  int rank = 0;  // of ClusterOptions::nodes; kJoinRank: joins an elastic run under way
   boost::asio::ip::tcp::endpoint rendezvous;  // where rank 0 hosts the rendezvous
   boost::asio::ip::address listen;            // where this node (and rank 0's rendezvous) accepts
   std::string token;                          // every node of the run must present it
@@ -36,6 +36,9 @@ struct NodeProcessOptions {
   ClockChoice clock = ClockChoice::automatic;
   // Called once this node accepts peers on `port`, before the rendezvous waits for the rest.
   std::function<void(uint16_t port)> on_listening;
+  // A node that joins an elastic run (rank kJoinRank, rendezvous.h): called once rank 0 has
+  // numbered it (`node`, the nodes' numbering) and given it `rank` in a round of `world`.
+  std::function<void(int node, int rank, int world)> on_joined;
 };
 
 // Runs `fn` on this process's node of a run of `cluster.nodes` nodes, and returns once it

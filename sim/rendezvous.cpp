@@ -222,17 +222,23 @@ struct RendezvousServer::Impl {
 
   Impl(const tcp::endpoint& bind, int world_size, std::string job_token, uint64_t hash)
       : world(world_size), token(std::move(job_token)), run_hash(hash) {
-    ErrorCode ec;
-    acceptor.open(bind.protocol(), ec);
-    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor.bind(bind, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    const ErrorCode ec = listen(bind);
     if (ec)
       throw UsageError(
           fmt::format("--rendezvous {}: rank 0 cannot listen there: {}; pick "
                       "another port",
                       endpoint_name(bind), ec.message()));
-    name = endpoint_name(acceptor.local_endpoint());
+    bound = acceptor.local_endpoint();
+    name = endpoint_name(bound);
+  }
+
+  ErrorCode listen(const tcp::endpoint& bind) {
+    ErrorCode ec;
+    acceptor.open(bind.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(bind, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    return ec;
   }
 
   void accept() {
@@ -298,6 +304,7 @@ struct RendezvousServer::Impl {
   }
 
   void on_hello(const ConnPtr& conn, const Hello& h) {
+    if (conn->stage == 0 && h.rank == kJoinRank) return on_join(conn, h);
     if (conn->stage == 0) {
       std::string why = check_hello(h, {.token = token, .run_hash = run_hash}, world, 0);
       if (why.empty() && rank_taken(h.rank))
@@ -305,12 +312,7 @@ struct RendezvousServer::Impl {
       if (!why.empty()) return refuse(conn, why);
       conn->rank = h.rank;
       conn->stage = 1;
-      conn->out = encode_hello({.world = world,
-                                .rank = 0,
-                                .epoch_ns = epoch_ns,
-                                .run_hash = run_hash,
-                                .host_id = own_host,
-                                .token = token});
+      conn->out = welcome();
       asio::async_write(conn->socket, asio::buffer(conn->out), [this, conn](ErrorCode ec, size_t) {
         if (finishing || conn->closed) return;
         if (ec) return refuse(conn, "connection lost: " + ec.message());
@@ -335,6 +337,40 @@ struct RendezvousServer::Impl {
     ++registered;
   }
 
+  // Rank 0's hello to a node it lets in: the run's epoch, and its machine.
+  std::vector<uint8_t> welcome() const {
+    return encode_hello({.world = world,
+                         .rank = 0,
+                         .epoch_ns = epoch_ns,
+                         .run_hash = run_hash,
+                         .host_id = own_host,
+                         .token = token});
+  }
+
+  // A node asking to join (an elastic run, once every rank is in): welcomed with the epoch,
+  // then it waits for the round it joins (next_round).
+  void on_join(const ConnPtr& conn, const Hello& h) {
+    Hello as_rank = h;
+    as_rank.rank = 0;  // its rank comes later; the rest must match the job
+    std::string why = check_hello(as_rank, {.token = token, .run_hash = run_hash}, world, -1);
+    if (why.empty() && !joinable)
+      why = "asks to join, but no elastic run is under way here (give it --rank)";
+    if (!why.empty()) return refuse(conn, why);
+    ErrorCode ec;
+    const tcp::endpoint remote = conn->socket.remote_endpoint(ec);
+    if (ec) return refuse(conn, "connection lost: " + ec.message());
+    conn->stage = 3;
+    conn->address = {remote.address().to_string(), 0};
+    conn->host_id = h.host_id;
+    conn->out = welcome();
+    asio::async_write(conn->socket, asio::buffer(conn->out), [this, conn](ErrorCode ec2, size_t) {
+      if (finishing || conn->closed) return;
+      if (ec2) return refuse(conn, "connection lost: " + ec2.message());
+      conn->timer.cancel();
+      joiners.push_back(conn);
+    });
+  }
+
   // Ends every asynchronous operation; only registered and welcomed connections remain.
   void quiesce() {
     finishing = true;
@@ -355,6 +391,7 @@ struct RendezvousServer::Impl {
   const int world;
   const std::string token;
   const uint64_t run_hash;
+  tcp::endpoint bound;  // where the acceptor listens
   const Clock::time_point created = Clock::now();
   const int64_t epoch_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(created.time_since_epoch()).count();
@@ -362,6 +399,8 @@ struct RendezvousServer::Impl {
   std::string name;
   std::list<ConnPtr> conns;
   std::vector<ConnPtr> members;  // after serve(): by rank, index 0 empty (elastic rounds)
+  std::vector<ConnPtr> joiners;  // welcomed, waiting for the next round
+  bool joinable = false;         // an elastic run under way: nodes may ask to join
   int registered = 0;
   bool finishing = false;
 };
@@ -454,17 +493,39 @@ std::vector<std::optional<RoundReport>> RendezvousServer::collect_reports(
 void RendezvousServer::end_rounds(const std::string& reason, int peer, Clock::time_point deadline) {
   Impl& s = *impl_;
   const std::vector<uint8_t> bytes = reason.empty() ? encode_end() : encode_abort(peer, reason);
+  s.members.insert(s.members.end(), s.joiners.begin(), s.joiners.end());
   for (const auto& conn : s.members)
     if (conn) write_until(conn->socket, bytes, deadline), close_connection(conn->socket);
-  s.members.clear();
+  s.members.clear(), s.joiners.clear();
+}
+
+void RendezvousServer::admit_joiners() {
+  Impl& s = *impl_;
+  if (s.listen(s.bound))  // the port was taken meanwhile: no node can join
+    return;
+  s.finishing = false;
+  s.joinable = true;
+  s.accept();
+}
+
+size_t RendezvousServer::poll_joiners() {
+  Impl& s = *impl_;
+  s.io.restart();
+  s.io.poll();
+  return s.joiners.size();
 }
 
 RendezvousTable RendezvousServer::next_round(const std::vector<int>& survivors, RoundStart start,
                                              const PeerAddress& self, Clock::time_point deadline) {
   Impl& s = *impl_;
   std::vector<Impl::ConnPtr> next(survivors.size());
-  for (size_t i = 1; i < survivors.size(); ++i) {
+  for (size_t i = 1; i < survivors.size(); ++i)
     next[i] = s.members.at(static_cast<size_t>(survivors[i]));
+  // The nodes that asked to join, as many as `start` names after the survivors.
+  const size_t joining = static_cast<size_t>(start.world()) - survivors.size();
+  next.insert(next.end(), s.joiners.begin(), s.joiners.begin() + static_cast<ptrdiff_t>(joining));
+  s.joiners.erase(s.joiners.begin(), s.joiners.begin() + static_cast<ptrdiff_t>(joining));
+  for (size_t i = 1; i < next.size(); ++i) {
     start.rank = static_cast<int>(i);
     write_until(next[i]->socket, encode_next(start), deadline);
   }
@@ -514,6 +575,12 @@ struct RendezvousClient::Impl {
   Clock::time_point started = Clock::now();
 
   std::string where() const { return "rank 0 at " + endpoint_name(server); }
+  // This node, for messages: "rank 2", or "the joining node" before it has a rank.
+  std::string who() const {
+    return rank == kJoinRank ? "the joining node" : fmt::format("rank {}", rank);
+  }
+  // Rank 0's answer after a round (or, to a joining node, once it may join).
+  std::optional<RoundStart> read_answer(Clock::time_point deadline, Clock::time_point asked);
 };
 
 RendezvousClient::RendezvousClient(const tcp::endpoint& server, int rank, int world,
@@ -538,9 +605,9 @@ Hello RendezvousClient::join(Clock::time_point deadline) {
     c.socket.close(ignored);
     if (Clock::now() + 100ms >= deadline)
       throw TimeoutError(
-          fmt::format("rank {}: could not reach the rendezvous ({}) within {} s ({}); is rank "
+          fmt::format("{}: could not reach the rendezvous ({}) within {} s ({}); is rank "
                       "0 running, with this --rendezvous?",
-                      c.rank, c.where(), seconds(deadline - c.started), ec.message()),
+                      c.who(), c.where(), seconds(deadline - c.started), ec.message()),
           0);
     std::this_thread::sleep_for(100ms);
   }
@@ -555,27 +622,25 @@ Hello RendezvousClient::join(Clock::time_point deadline) {
   if (!ec) welcome = read_hello(c.socket, deadline, &why, &ec);
   if (!welcome) {
     if (ec == asio::error::timed_out)
-      throw TimeoutError(fmt::format("rank {}: {} did not answer within {} s", c.rank, c.where(),
+      throw TimeoutError(fmt::format("{}: {} did not answer within {} s", c.who(), c.where(),
                                      seconds(deadline - c.started)),
                          0);
     if (ec)  // rank 0 closes a connection it refuses, without a word to a stranger
       throw CommError(
-          fmt::format("rank {}: {} refused this node ({}); check --token, --world, "
+          fmt::format("{}: {} refused this node ({}); check --token, --world, "
                       "--rank and the train flags against rank 0's, and that every "
                       "node runs the same dsgd (rank 0's log says which)",
-                      c.rank, c.where(),
+                      c.who(), c.where(),
                       ec == asio::error::eof ? "it closed the connection" : ec.message()),
           0);
-    throw CommError(fmt::format("rank {}: {} is not a dsgd rendezvous: {}", c.rank, c.where(), why),
-                    0);
+    throw CommError(fmt::format("{}: {} is not a dsgd rendezvous: {}", c.who(), c.where(), why), 0);
   }
   why = check_hello(*welcome,
                     {.token = c.token, .epoch_ns = welcome->epoch_ns, .run_hash = c.run_hash},
                     c.world, c.rank);
   if (why.empty() && welcome->rank != 0) why = fmt::format("it says it is rank {}", welcome->rank);
   if (!why.empty())
-    throw CommError(fmt::format("rank {}: {} is not this job's rank 0: {}", c.rank, c.where(), why),
-                    0);
+    throw CommError(fmt::format("{}: {} is not this job's rank 0: {}", c.who(), c.where(), why), 0);
   c.epoch_ns = welcome->epoch_ns;
   return *welcome;
 }
@@ -640,26 +705,48 @@ std::optional<RoundStart> RendezvousClient::report(const RoundReport& report,
                                                    Clock::time_point deadline) {
   Impl& c = *impl_;
   const Clock::time_point asked = Clock::now();
+  const ErrorCode ec = write_until(c.socket, encode_report(report), deadline);
+  if (ec)
+    throw CommError(fmt::format("{}: {} is gone ({}), and with it the rendezvous the survivors "
+                                "would meet at: an elastic run of dsgd node processes goes on "
+                                "only while rank 0's process lives",
+                                c.who(), c.where(), ec.message()),
+                    0);
+  return c.read_answer(deadline, asked);
+}
+
+RoundStart RendezvousClient::await_round(Clock::time_point deadline) {
+  Impl& c = *impl_;
+  std::optional<RoundStart> start = c.read_answer(deadline, Clock::now());
+  if (!start)
+    throw CommError(
+        fmt::format("{}: the run at {} ended before this node could take part", c.who(), c.where()),
+        0);
+  return *start;
+}
+
+std::optional<RoundStart> RendezvousClient::Impl::read_answer(Clock::time_point deadline,
+                                                              Clock::time_point asked) {
   std::string why;
-  ErrorCode ec = write_until(c.socket, encode_report(report), deadline);
-  std::optional<std::vector<uint8_t>> reply;
-  if (!ec) reply = read_setup_frame(c.socket, kMaxRendezvousReplyBytes, deadline, &why, &ec);
+  ErrorCode ec;
+  const std::optional<std::vector<uint8_t>> reply =
+      read_setup_frame(socket, kMaxRendezvousReplyBytes, deadline, &why, &ec);
   if (!reply) {
     if (ec == asio::error::timed_out)
-      throw TimeoutError(fmt::format("rank {}: {} said nothing about the next round within {} s",
-                                     c.rank, c.where(), seconds(deadline - asked)),
+      throw TimeoutError(fmt::format("{}: {} said nothing about the next round within {} s", who(),
+                                     where(), seconds(deadline - asked)),
                          0);
-    throw CommError(fmt::format("rank {}: {} is gone ({}), and with it the rendezvous the "
+    throw CommError(fmt::format("{}: {} is gone ({}), and with it the rendezvous the "
                                 "survivors would meet at: an elastic run of dsgd node processes "
                                 "goes on only while rank 0's process lives",
-                                c.rank, c.where(), ec ? ec.message() : why),
+                                who(), where(), ec ? ec.message() : why),
                     0);
   }
   wire::Reader in(*reply);
   const uint32_t magic = in.u32();
   const uint16_t version = in.u16();
   auto malformed = [&] {
-    return CommError(fmt::format("rank {}: malformed round message from {}", c.rank, c.where()), 0);
+    return CommError(fmt::format("{}: malformed round message from {}", who(), where()), 0);
   };
   if (!in.ok() || version != kProtocolVersion) throw malformed();
   if (magic == kEndMagic) return std::nullopt;
@@ -674,8 +761,8 @@ std::optional<RoundStart> RendezvousClient::report(const RoundReport& report,
   std::optional<RoundStart> start;
   if (magic == kNextMagic) start = decode_next(in);
   if (!start) throw malformed();
-  c.rank = start->rank;
-  c.world = start->world();
+  rank = start->rank;
+  world = start->world();
   return start;
 }
 

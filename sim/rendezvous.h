@@ -53,6 +53,10 @@ struct RoundStart {
   int world() const { return static_cast<int>(nodes.size()); }
 };
 
+// The rank in the hello of a node that asks to join an elastic run under way (dsgd node
+// --join): rank 0 gives it its rank in the next round.
+inline constexpr int kJoinRank = -1;
+
 // Largest table or abort message a rank accepts (256 ranks of 67 bytes fit).
 inline constexpr size_t kMaxRendezvousReplyBytes = 32 * 1024;
 
@@ -81,13 +85,19 @@ class RendezvousServer {
   // (index 0 is this process's and stays empty); nullopt for a rank whose connection closed
   // (its process ended), that sent something else, or that said nothing by the deadline.
   std::vector<std::optional<RoundReport>> collect_reports(Clock::time_point deadline);
-  // Tells every rank still connected that the run is over: done when `reason` is empty,
+  // Tells every rank still connected, and every node waiting to join, that the run is
+  // over: done when `reason` is empty,
   // otherwise an error naming `peer` (the ranks throw CommError with `reason`).
   void end_rounds(const std::string& reason, int peer, Clock::time_point deadline);
+  // Elastic runs, after serve(): listens again, for nodes that ask to join (kJoinRank).
+  void admit_joiners();
+  // Handles what has arrived (never waits) and returns how many nodes wait to join.
+  size_t poll_joiners();
   // Starts the next round with `survivors` (this round's ranks, 0 first, in order) as its
-  // ranks 0..N'-1: tells each its new rank, takes its new listening port, and sends the table
-  // (rank 0 at `self`), which it returns. A survivor that does not answer by the deadline
-  // ends the run: the others are told, and the error names it.
+  // ranks 0..N'-1, then the first start.world() - N' nodes waiting to join: tells each its
+  // new rank, takes its new listening port, and sends the table (rank 0 at `self`), which it
+  // returns. A node that does not answer by the deadline ends the run: the others are told,
+  // and the error names it.
   RendezvousTable next_round(const std::vector<int>& survivors, RoundStart start,
                              const PeerAddress& self, Clock::time_point deadline);
 
@@ -114,6 +124,9 @@ class RendezvousClient {
   // rank 0's reason when it ends the run with an error, and naming rank 0 when its process
   // is gone; TimeoutError at the deadline.
   std::optional<RoundStart> report(const RoundReport& report, Clock::time_point deadline);
+  // A node that asked to join (rank kJoinRank), after join(): waits for the round it joins
+  // (then call finish() with the new node's port). CommError when the run ends first.
+  RoundStart await_round(Clock::time_point deadline);
 
  private:
   struct Impl;

@@ -141,3 +141,49 @@ TEST_CASE("past --max-restarts every node process ends with exit 3", "[node][ela
   CHECK(e3.find("rank 0 ended the run for every rank:") != std::string::npos);
   CHECK(e3.find("the most --max-restarts 1 allows") != std::string::npos);
 }
+
+TEST_CASE("a node that joins an elastic run under way trains on with the others exactly",
+          "[node][elastic][cli]") {
+  TempDir dir;
+  const uint16_t port = free_port();
+  const std::string data =
+      "--model mlp:16 --data synthetic:train=512,test=128,features=8,classes=4 --batch 48 "
+      "--no-shuffle --seed 5";
+  const std::string flags = data + " --steps 300 --latency 5ms --timeout 5s --elastic in-process";
+  // Rank 0's progress (without -q) says when the run is under way: a node joins from then.
+  auto node = [&](const std::string& who, const std::string& extra, const std::string& log) {
+    return std::make_unique<Process>(
+        fmt::format("node {} --world 2 --rendezvous 127.0.0.1:{} --token sesame {} {}", who, port,
+                    flags, extra),
+        dir / log);
+  };
+  auto r1 = node("--rank 1", "-q", "r1");
+  auto r0 = node("--rank 0", "--save " + dir / "node.npz", "r0");
+  REQUIRE_FALSE(r0->await_err("step 1/300", 30s).empty());
+  auto joiner = node("--join", "-q", "joiner");
+  REQUIRE_FALSE(joiner->await_err("joined as rank 2 of 3 (node 2)", 30s).empty());
+  CHECK(r0->wait(60s) == 0);
+  CHECK(r1->wait(5s) == 0);
+  CHECK(joiner->wait(5s) == 0);
+  const std::string out = r0->out();
+  INFO(out + r0->err() + joiner->err());
+  CHECK(out.find("rank 0 of 2 processes, 3 at the end") != std::string::npos);
+  const std::string key = "membership       rank 2 joined after step ";
+  const auto at = out.find(key);
+  REQUIRE(at != std::string::npos);
+  const int step = std::stoi(out.substr(at + key.size()));
+  CHECK(out.find(fmt::format("3 ranks went on from step {} (in-process)", step)) !=
+        std::string::npos);
+  // The same as two ranks to that step, then three resumed from there.
+  const auto first =
+      run_dsgd(fmt::format("train -q --nodes 2 {} --steps {} --checkpoint-every {} "
+                           "--checkpoint-dir {}",
+                           data, step, step, dir / "ck"));
+  REQUIRE(first.exit_code == 0);
+  const auto then = run_dsgd(
+      fmt::format("train -q --nodes 3 {} --steps 300 --elastic in-process --resume {} --save {}",
+                  data, dir / fmt::format("ck/ckpt-{:010}.npz", step), dir / "ref.npz"));
+  INFO(then.err);
+  REQUIRE(then.exit_code == 0);
+  require_same_params(read_npz(dir / "node.npz"), read_npz(dir / "ref.npz"));
+}
