@@ -111,7 +111,10 @@ void print_summary(const RunReport& report) {
              data.test.size(), report.spec.batch, r.steps);
   print_outcome(report.spec, r, report.total_s);
   print_communication(report.spec, r);
-  if (report.spec.elastic.policy != sim::ElasticPolicy::none) print_membership(report);
+  // MPI ranks do not go on: an agent starts the job again (scripts/mpirun-elastic).
+  if (report.spec.elastic.policy != sim::ElasticPolicy::none &&
+      report.spec.backend == sim::Backend::sim)
+    print_membership(report);
   print_files(report);
 }
 

@@ -89,7 +89,12 @@ bool run_ranks(TrainRun& run) {
                          .config = config_fields(inputs.config),
                          .data_hash = dataset_fingerprint(inputs.data),
                          .nodes = run.spec.cluster.nodes,
-                         .check_world = [&](int world) { sim::check_world(run.plan, world); },
+                         .check_world =
+                             [&](int world) {
+                               // An elastic restart goes on from a checkpoint of any world.
+                               if (run.spec.elastic.policy == sim::ElasticPolicy::none)
+                                 sim::check_world(run.plan, world);
+                             },
                          .own_only = true};  // beside other programs of an MPMD job
   return run_on_backend(
       sim::to_string(run.spec.backend), run.options,
@@ -170,7 +175,7 @@ int run_train(const TrainFlags& flags) {
         static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
   bool hosts_rank0 = true;
   try {
-    if (elastic)
+    if (elastic && run.sim())
       run_elastic_ranks(run);
     else
       hosts_rank0 = run_ranks(run);

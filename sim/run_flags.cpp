@@ -584,8 +584,8 @@ void check_distinct_files(const RunFlags& f) {
   }
 }
 
-// --elastic: simulated nodes of one process, a training mode whose state survivors can hold,
-// and (restart) checkpoints to start again from.
+// --elastic: simulated nodes (MPI ranks: restart only, a job started again by an agent), a
+// training mode whose state survivors can hold, and (restart) checkpoints to start again from.
 void read_elastic(const RunFlags& f, RunSpec& s) {
   if (f.max_restarts != -1 && f.elastic.empty())
     throw UsageError(fmt::format(
@@ -603,10 +603,11 @@ void read_elastic(const RunFlags& f, RunSpec& s) {
   const auto refuse = [&](const std::string& other, const std::string& why) {
     throw UsageError(fmt::format("--elastic {} and {}: {}", f.elastic, other, why));
   };
-  if (s.backend == Backend::mpi)
+  if (s.backend == Backend::mpi && policy == ElasticPolicy::in_process)
     refuse("--backend mpi",
            "Open MPI ends the whole job when a rank dies, so no survivor is left to go on; use "
-           "--backend sim");
+           "--elastic restart under scripts/mpirun-elastic (it starts the job again with a rank "
+           "fewer), or --backend sim");
   if (s.parameter_servers > 0)
     refuse(fmt::format("--parameter-servers {}", s.parameter_servers),
            "a server's shard of the parameters dies with it; use one of them");

@@ -376,7 +376,7 @@ std::vector<Row> training_mode_rows() {
        {"--elastic in-process and --parameter-servers 1", "dies with it"}},
       {"--elastic in-process --backend mpi",
        train("--elastic in-process --backend mpi"),
-       {"--elastic in-process and --backend mpi", "use --backend sim"}},
+       {"--elastic in-process and --backend mpi", "scripts/mpirun-elastic", "--backend sim"}},
   };
 }
 
