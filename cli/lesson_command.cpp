@@ -135,20 +135,21 @@ std::string step_prompt(Lang lang, const std::string& where) {
                           : fmt::format("-- {} · Enter: go on · Ctrl-D: run to the end --", where);
 }
 
-// --step: the output as it happens, each message as it is delivered; a pause (StepKeys) after
-// each message shown and before each part after the first, so that a lesson whose messages
-// are not shown (those that train) still goes a part at a time.
+// --step: the output as it happens, each message as it is delivered; a pause (StepKeys)
+// before each message the lesson shows, once every rank waits and what led to it is
+// printed (a part's text, a question), and before each part after the first, so that a
+// lesson whose messages are not shown (those that train) still goes a part at a time.
 void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
   const bool zh = lang == Lang::zh;
-  size_t printed = 0, shown = 0, paused_at = 0;  // lines printed, and at the last pause
-  int sections = 0;
+  size_t printed = 0, paused_at = 0;  // lines printed, and at the last pause
+  int sections = 0, shown = 0;
   const auto pause = [&](const std::string& where) {
     keys.pause(step_prompt(lang, where));
     paused_at = printed;
   };
   auto print_new = [&] {
     for (const lessons::TranscriptLine& line : lesson.transcript()->lines(printed)) {
-      // Before a part after the first; not again right after a message's pause.
+      // Before a part after the first; not again right after a pause.
       if (line.kind == lessons::TranscriptLine::Kind::section && sections++ > 0 &&
           printed != paused_at)
         pause(zh ? fmt::format("下一部分：第 {} 部分", sections)
@@ -158,16 +159,18 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
     }
   };
   while (!lesson.finished()) {
-    const auto delivery = lesson.step(std::chrono::milliseconds(50));
+    const auto next = lesson.peek(std::chrono::milliseconds(50));
     print_new();
-    if (!delivery || !delivery->shown) continue;
-    ++shown;
-    // Let the receiver react before waiting for Enter, so that its output shows now.
-    for (int i = 0; i < 5; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      print_new();
+    if (!next) continue;
+    if (next->shown) {
+      const sim::StepInfo& m = next->message;
+      ++shown;
+      pause(zh ? fmt::format("下一条：第 {} 条消息，秩 {} -> 秩 {}", shown, m.source, m.dest)
+               : fmt::format("next: message {}, rank {} -> rank {}", shown, m.source, m.dest));
     }
-    pause(zh ? fmt::format("已投递 {} 条消息", shown) : fmt::format("message {} so far", shown));
+    // The message just announced: every rank still waits, so it is the one delivered.
+    while (!lesson.step(std::chrono::milliseconds(50)) && !lesson.finished()) {
+    }
   }
   lesson.join();
   print_new();

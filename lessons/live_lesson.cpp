@@ -82,4 +82,14 @@ std::optional<LiveLesson::Delivery> LiveLesson::step(std::chrono::milliseconds t
   return Delivery{*m, shown};
 }
 
+std::optional<LiveLesson::Delivery> LiveLesson::peek(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(step_mutex_);
+  std::optional<sim::StepInfo> m = control_->peek(timeout);
+  if (!m) return std::nullopt;
+  if (m->tag == kSectionTag) return Delivery{*m, false};
+  if (options_.pace != StepTranscript::Pace::stepped)
+    return Delivery{*m, recorder_.shows_messages(m->source)};
+  return Delivery{*m, recorder_.next_shown(m->source, m->dest, m->tag)};
+}
+
 }  // namespace dsgd::lessons

@@ -60,6 +60,9 @@ class LiveLesson {
   // Step mode: once every rank is blocked, delivers the next message (SimControl::step) and
   // reports it to a stepped transcript; nullopt when none came within `timeout`.
   std::optional<Delivery> step(std::chrono::milliseconds timeout);
+  // Step mode: the message step() will deliver next, once every rank is blocked, left
+  // pending (whether the lesson will show it); nullopt as for step().
+  std::optional<Delivery> peek(std::chrono::milliseconds timeout);
 
   sim::SimControl& control() { return *control_; }
   Recorder& recorder() { return recorder_; }

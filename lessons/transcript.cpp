@@ -134,6 +134,12 @@ bool Recorder::take_shown(int source, int dest, int tag) {
   return shown;
 }
 
+bool Recorder::next_shown(int source, int dest, int tag) const {
+  std::lock_guard lock(mutex_);
+  auto it = shown_.find({source, dest, tag});
+  return it == shown_.end() || it->second.empty() || it->second.front();
+}
+
 std::vector<float> Recorder::encode(int rank) const {
   std::string bytes;
   {

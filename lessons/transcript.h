@@ -63,6 +63,8 @@ class Recorder : public EventSink {
   // Whether the oldest message not yet taken from `source` to `dest` with `tag` is shown
   // (its sender's show_messages when it was sent); true when unknown.
   bool take_shown(int source, int dest, int tag);
+  // What take_shown() will say for the next such message, without taking it.
+  bool next_shown(int source, int dest, int tag) const;
 
   // MPI: a rank's log as floats (one byte each, exact), to send to rank 0, and back.
   std::vector<float> encode(int rank) const;

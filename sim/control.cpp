@@ -83,6 +83,14 @@ void SimControl::detach() {
 }
 
 std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
+  return next_message(timeout, true);
+}
+
+std::optional<StepInfo> SimControl::peek(std::chrono::milliseconds timeout) {
+  return next_message(timeout, false);
+}
+
+std::optional<StepInfo> SimControl::next_message(std::chrono::milliseconds timeout, bool release) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     {
@@ -112,17 +120,19 @@ std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
       quiet = quiet && after == before && !any_running && !nodes_.empty();
       if (quiet) {
         if (!best) return std::nullopt;
+        StepInfo info{.source = best->source,
+                      .dest = best->dest,
+                      .tag = best->tag,
+                      .seq = best->seq,
+                      .count = best_count,
+                      .model_s = best->model_s,
+                      .net_s = best->visible_net_s,
+                      .preview = {best->payload.begin(), best->payload.end()}};
+        if (!release) return info;
         // Before the release: the receive's events are stamped with the arrival's time.
         clock_.advance_to(best->visible_net_s);
-        if (owner->mailbox().release(best->source, best->seq))
-          return StepInfo{.source = best->source,
-                          .dest = best->dest,
-                          .tag = best->tag,
-                          .seq = best->seq,
-                          .count = best_count,
-                          .model_s = best->model_s,
-                          .net_s = clock_.now_s(),
-                          .preview = {best->payload.begin(), best->payload.end()}};
+        info.net_s = clock_.now_s();
+        if (owner->mailbox().release(best->source, best->seq)) return info;
       }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -44,6 +44,9 @@ class SimControl {
   // start if none has yet. nullopt when nothing is pending (the run ended, or is
   // deadlocked) or the timeout passed.
   std::optional<StepInfo> step(std::chrono::milliseconds timeout);
+  // The same wait, then the message step() would deliver next, left pending (its net_s: the
+  // arrival it would be delivered at).
+  std::optional<StepInfo> peek(std::chrono::milliseconds timeout);
 
   // Replaces the default link of the running cluster's network from now on
   // (Network::set_default_link); false when no run is attached.
@@ -54,6 +57,8 @@ class SimControl {
   void detach();
 
  private:
+  std::optional<StepInfo> next_message(std::chrono::milliseconds timeout, bool release);
+
   NetClock clock_;
   mutable std::mutex mutex_;
   std::vector<SimNode*> nodes_;

@@ -1,5 +1,6 @@
 // Lessons: each lesson's --auto transcript on simulated nodes is a golden file
-// (tests/golden/lessons/NN.txt, NN.zh-CN.txt; DSGD_UPDATE_GOLDEN=1 rewrites them), the
+// (tests/golden/lessons/NN.txt, NN.zh-CN.txt; DSGD_UPDATE_GOLDEN=1 rewrites them), and so is
+// the --step transcript of most (NN.step.txt, prompts included), the
 // lesson list, the Chinese text, --step, the lesson 5 exercise checker, bad arguments, the
 // README sections of both languages, and the transcript merge on its own.
 #include <algorithm>
@@ -84,6 +85,35 @@ void check_golden(int lesson, const std::string& lang) {
   CHECK(r.out == expected);
 }
 
+// Runs `dsgd lesson N --step --lang LANG` with Enter pressed at every pause (a file of empty
+// lines as standard input) and compares what a student's terminal shows, the prompts on
+// standard error among the lesson's lines, with the golden file NN.step[.zh-CN].txt.
+void check_step_golden(int lesson, const std::string& lang) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%02d.step%s.txt", lesson, lang == "en" ? "" : ".zh-CN");
+  const fs::path golden = kGoldenDir / name;
+  dsgd::test::TempDir dir;
+  std::ofstream(dir / "enter") << std::string(1000, '\n');
+  const std::string out = dir / "out";
+  const std::string cmd = fmt::format("{} lesson {} --step --lang {} <{} >{} 2>&1", DSGD_BINARY,
+                                      lesson, lang, dir / "enter", out);
+  const int status = std::system(cmd.c_str());
+  const std::string text = dsgd::test::read_text(out);
+  INFO(text);
+  REQUIRE(status == 0);
+  if (update_goldens()) {
+    std::ofstream(golden, std::ios::binary) << text;
+    dsgd::test::mark_skipped("DSGD_UPDATE_GOLDEN=1 rewrote " + golden.string());
+    return;
+  }
+  INFO("golden file " << golden.string()
+                      << " (DSGD_UPDATE_GOLDEN=1 rewrites it after a deliberate change)");
+  REQUIRE(fs::exists(golden));
+  const std::string expected = dsgd::test::read_text(golden);
+  INFO(first_difference(expected, text));
+  CHECK(text == expected);
+}
+
 }  // namespace
 
 #define LESSON_GOLDEN_TEST(N)                                                         \
@@ -104,6 +134,20 @@ LESSON_GOLDEN_TEST(9)
 LESSON_GOLDEN_TEST(10)
 LESSON_GOLDEN_TEST(11)
 LESSON_GOLDEN_TEST(12)
+
+// Step mode, where every message and part waits for Enter: the lessons that show messages
+// (point to point, deadlock, collectives, one's own all-reduce, the pipeline), two that go a
+// part at a time (6 and 10, which train), and the first and last; 2 and 3 in Chinese too.
+// Lesson 7 needs Fashion-MNIST and lesson 11 waits for its deadlines: their --auto goldens
+// cover their text.
+TEST_CASE("lesson --step transcripts, prompts included, match their golden files", "[lessons]") {
+  for (int lesson : {1, 2, 3, 4, 5, 6, 8, 10, 12}) {
+    INFO("lesson " << lesson);
+    check_step_golden(lesson, "en");
+  }
+  check_step_golden(2, "zh");
+  check_step_golden(3, "zh");
+}
 
 TEST_CASE("lesson transcripts are the same from run to run", "[lessons]") {
   CliResult a = run_dsgd("lesson 4 --nodes 5 --auto");
