@@ -107,7 +107,10 @@ bool is_uneven(const ExerciseCase& c) {
 // sizes that are not a multiple of R (the chunks' bounds).
 std::string grid_hint(const ExerciseGrid& grid, Lang lang) {
   const bool zh = lang == Lang::zh;
-  if (grid.size() > 1 && all_fail(grid, has_data_to_combine))
+  // Exactly those cases: one that fails with nothing to combine (R = 1, n = 0) fails for
+  // another reason, its own line says which (a library call, too many bytes).
+  if (grid.size() > 1 && all_fail(grid, has_data_to_combine) &&
+      only_fails(grid, has_data_to_combine))
     return zh ? "从 2 "
                 "个秩起，只要有数据就失败：检查每个秩是否把块发给右邻居，并把从左邻居收到的块加到自"
                 "己的块上。"

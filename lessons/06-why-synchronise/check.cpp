@@ -38,7 +38,7 @@ bool two_or_more(const ExerciseCase& c) {
 }
 
 std::string grid_hint(const ExerciseGrid& grid, Lang lang) {
-  if (!all_fail(grid, two_or_more)) return "";
+  if (!all_fail(grid, two_or_more) || !only_fails(grid, two_or_more)) return "";
   return lang == Lang::zh ? "从 2 个秩起都失败：先用 all_reduce 把各秩的梯度相加，再除以秩数。"
                           : "It fails whenever there are 2 ranks or more: sum the ranks' "
                             "gradients with all_reduce, then divide by the number of ranks.";
