@@ -16,6 +16,7 @@ void lesson_09(LessonContext& ctx);
 void lesson_10(LessonContext& ctx);
 void lesson_11(LessonContext& ctx);
 void lesson_12(LessonContext& ctx);
+void lesson_13(LessonContext& ctx);
 
 std::vector<LessonInfo> lesson_catalog() {
   return {
@@ -65,6 +66,7 @@ std::vector<LessonInfo> lesson_catalog() {
        .run = lesson_12,
        .default_nodes = 4,
        .min_nodes = 2},
+      {.number = 13, .dir = "13-ddp", .run = lesson_13, .default_nodes = 4, .min_nodes = 2},
   };
 }
 

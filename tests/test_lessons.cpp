@@ -134,6 +134,7 @@ LESSON_GOLDEN_TEST(9)
 LESSON_GOLDEN_TEST(10)
 LESSON_GOLDEN_TEST(11)
 LESSON_GOLDEN_TEST(12)
+LESSON_GOLDEN_TEST(13)
 
 // Step mode, where every message and part waits for Enter: the lessons that show messages
 // (point to point, deadlock, collectives, one's own all-reduce, the pipeline), two that go a
