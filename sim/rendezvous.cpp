@@ -6,7 +6,9 @@
 // Rank 0 answers nothing to a refused connection: it logs why and closes it.
 // Elastic runs keep the connection, and after each round:
 //   r -> 0  report "DSGR"                     0 -> r  end "DSGE", abort "DSGA" or next "DSGN"
-// and after a next round's start, the second hello (new rank, new port) and its table.
+// and after a next round's start, the second hello (new rank, new port) and its table. A node
+// joining an elastic run under way sends its first hello with rank kJoinRank, is welcomed,
+// and waits for a next round "DSGN" (or end, or abort) without a report.
 #include "sim/rendezvous.h"
 
 #include <algorithm>

@@ -6,7 +6,8 @@
 // An elastic run (elastic.h) keeps each rank's connection open after the table: at the end of
 // every round, each rank reports how its round ended, and rank 0 answers with the run's end,
 // an error, or the next round (the rank's new number); a connection that closed is a rank
-// whose process ended. No rank joins after the first table.
+// whose process ended. Rank 0 then listens again: a node that asks to join (kJoinRank) is
+// welcomed and waits for the next round, which rank 0 starts for it as a step begins.
 #pragma once
 
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)
