@@ -9,7 +9,7 @@ set -u
 agent=$1 mpiexec=$2 dsgd=$3 npz_compare=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"; [ -n "${ag:-}" ] && kill -9 $ag 2>/dev/null' EXIT
-flags=(--model mlp:16 --steps 20000 --allreduce ring --elastic restart --checkpoint-every 500
+flags=(--model mlp:16 --steps 8000 --allreduce ring --elastic restart --checkpoint-every 500
   --keep-checkpoints 100)
 MPIRUN=$mpiexec "$agent" -np 3 --oversubscribe -- "$dsgd" train --backend mpi "${flags[@]}" \
   --checkpoint-dir "$dir/ck" --save "$dir/mpi.npz" >"$dir/log" 2>&1 &
