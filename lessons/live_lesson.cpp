@@ -73,23 +73,25 @@ std::optional<LiveLesson::Delivery> LiveLesson::step(std::chrono::milliseconds t
   std::lock_guard lock(step_mutex_);
   std::optional<sim::StepInfo> m = control_->step(timeout);
   if (!m) return std::nullopt;
-  if (m->tag == kSectionTag) return Delivery{*m, false};
-  if (options_.pace != StepTranscript::Pace::stepped)
-    return Delivery{*m, recorder_.shows_messages(m->source)};
-  // Every message is stepped: each is taken in turn, shown as its sender was when it sent it.
-  const bool shown = recorder_.take_shown(m->source, m->dest, m->tag);
-  transcript_->delivered(*m, shown);
+  const bool shown = shows(*m, true);
+  if (m->tag != kSectionTag && options_.pace == StepTranscript::Pace::stepped)
+    transcript_->delivered(*m, shown);
   return Delivery{*m, shown};
+}
+
+bool LiveLesson::shows(const sim::StepInfo& m, bool take) {
+  if (m.tag == kSectionTag) return false;
+  if (options_.pace != StepTranscript::Pace::stepped) return recorder_.shows_messages(m.source);
+  // Every message is stepped: each is taken in turn, shown as its sender was when it sent it.
+  return take ? recorder_.take_shown(m.source, m.dest, m.tag)
+              : recorder_.next_shown(m.source, m.dest, m.tag);
 }
 
 std::optional<LiveLesson::Delivery> LiveLesson::peek(std::chrono::milliseconds timeout) {
   std::lock_guard lock(step_mutex_);
   std::optional<sim::StepInfo> m = control_->peek(timeout);
   if (!m) return std::nullopt;
-  if (m->tag == kSectionTag) return Delivery{*m, false};
-  if (options_.pace != StepTranscript::Pace::stepped)
-    return Delivery{*m, recorder_.shows_messages(m->source)};
-  return Delivery{*m, recorder_.next_shown(m->source, m->dest, m->tag)};
+  return Delivery{*m, shows(*m, false)};
 }
 
 }  // namespace dsgd::lessons

@@ -72,6 +72,9 @@ class LiveLesson {
 
  private:
   void body();
+  // Whether the lesson shows message `m` (not a section's; stepped: as its sender did when
+  // it sent it, a record `take` consumes).
+  bool shows(const sim::StepInfo& m, bool take);
 
   Options options_;
   DataCache data_;

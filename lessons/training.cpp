@@ -74,6 +74,13 @@ double max_difference_from_rank0(Communicator& comm, std::span<const float> valu
   return max[0];
 }
 
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, double(std::abs(a[i] - b[i])));
+  return d;
+}
+
 std::string describe_difference(double max_abs, Lang lang) {
   const bool zh = lang == Lang::zh;
   if (max_abs == 0) return zh ? "完全相同" : "identical";

@@ -38,5 +38,7 @@ double max_difference_from_rank0(Communicator& comm, std::span<const float> valu
 
 // "identical", "equal to float rounding (< 1e-5)" or "differ by up to 0.031".
 std::string describe_difference(double max_abs, Lang lang);
+// max_i |a_i - b_i| of two vectors of the same length.
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b);
 
 }  // namespace dsgd::lessons

@@ -57,6 +57,23 @@ std::string first_difference(const std::string& expected, const std::string& act
   }
 }
 
+// `actual` against the golden file, or (DSGD_UPDATE_GOLDEN=1) written into it.
+void compare_with_golden(const fs::path& golden, const std::string& actual) {
+  if (update_goldens()) {
+    fs::create_directories(kGoldenDir);
+    std::ofstream(golden, std::ios::binary) << actual;
+    // Nothing was compared: the test reports skipped, not passed.
+    dsgd::test::mark_skipped("DSGD_UPDATE_GOLDEN=1 rewrote " + golden.string());
+    return;
+  }
+  INFO("golden file " << golden.string()
+                      << " (DSGD_UPDATE_GOLDEN=1 rewrites it after a deliberate change)");
+  REQUIRE(fs::exists(golden));
+  const std::string expected = dsgd::test::read_text(golden);
+  INFO(first_difference(expected, actual));
+  CHECK(actual == expected);
+}
+
 // Runs `dsgd lesson N --auto --lang LANG` and compares stdout with the golden file.
 void check_golden(int lesson, const std::string& lang) {
   if (lesson == 7)
@@ -70,19 +87,7 @@ void check_golden(int lesson, const std::string& lang) {
   INFO("stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("is missing from") == std::string::npos);  // every section has its text
-  if (update_goldens()) {
-    fs::create_directories(kGoldenDir);
-    std::ofstream(golden, std::ios::binary) << r.out;
-    // Nothing was compared: the test reports skipped, not passed.
-    dsgd::test::mark_skipped("DSGD_UPDATE_GOLDEN=1 rewrote " + golden.string());
-    return;
-  }
-  INFO("golden file " << golden.string()
-                      << " (DSGD_UPDATE_GOLDEN=1 rewrites it after a deliberate change)");
-  REQUIRE(fs::exists(golden));
-  const std::string expected = dsgd::test::read_text(golden);
-  INFO(first_difference(expected, r.out));
-  CHECK(r.out == expected);
+  compare_with_golden(golden, r.out);
 }
 
 // Runs `dsgd lesson N --step --lang LANG` with Enter pressed at every pause (a file of empty
@@ -101,17 +106,7 @@ void check_step_golden(int lesson, const std::string& lang) {
   const std::string text = dsgd::test::read_text(out);
   INFO(text);
   REQUIRE(status == 0);
-  if (update_goldens()) {
-    std::ofstream(golden, std::ios::binary) << text;
-    dsgd::test::mark_skipped("DSGD_UPDATE_GOLDEN=1 rewrote " + golden.string());
-    return;
-  }
-  INFO("golden file " << golden.string()
-                      << " (DSGD_UPDATE_GOLDEN=1 rewrites it after a deliberate change)");
-  REQUIRE(fs::exists(golden));
-  const std::string expected = dsgd::test::read_text(golden);
-  INFO(first_difference(expected, text));
-  CHECK(text == expected);
+  compare_with_golden(golden, text);
 }
 
 }  // namespace

@@ -31,13 +31,6 @@ TrainConfig lesson_config(uint64_t seed, int64_t steps) {
   return config;
 }
 
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, double(std::abs(a[i] - b[i])));
-  return d;
-}
-
 // Model seconds per step with rank R-1 slowed `slowdown` times.
 double straggler_step_s(const Dataset& data, uint64_t seed, int world, double slowdown) {
   sim::ClusterOptions options;
@@ -91,7 +84,7 @@ std::string compare_params(const TrainResult& a, const TrainResult& b, Lang lang
   const std::vector<float> x = flat_params(a.params), y = flat_params(b.params);
   if (x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0)
     return lang == Lang::zh ? "逐位完全相同" : "identical, bit for bit";
-  return describe_difference(max_abs_diff(x, y), lang);
+  return describe_difference(max_abs_difference(x, y), lang);
 }
 
 void show_crash_and_resume(LessonContext& ctx, const Dataset& data, const TrainResult& whole) {
@@ -227,7 +220,7 @@ void show_async(LessonContext& ctx, const Dataset& data) {
   TrainConfig sync = lesson_config(ctx.seed(), 20);
   sync.sgd.momentum = 0;
   const TrainResult plain = train_on(workers, data, sync);
-  const double diff = max_abs_diff(flat_params(lock.params), flat_params(plain.params));
+  const double diff = max_abs_difference(flat_params(lock.params), flat_params(plain.params));
   ctx.say_tr("lock step, parameters against synchronous SGD on {}: {}",
              "步调一致时的参数与 {}上的同步 SGD 相比：{}", ranks_text(workers, ctx.lang()),
              diff < 1e-5
