@@ -124,6 +124,7 @@ void put_line(Output& out, const lessons::TranscriptLine& line, Lang lang) {
       out.put(lessons::rank_prefix(line.rank, lang) + line.text + "\n");
       break;
     case Kind::message:
+    case Kind::call:
       out.put("  " + line.text + "\n");
       break;
   }
@@ -137,12 +138,13 @@ std::string step_prompt(Lang lang, const std::string& where) {
 
 // --step: the output as it happens, each message as it is delivered; a pause (StepKeys)
 // before each message the lesson shows, once every rank waits and what led to it is
-// printed (a part's text, a question), and before each part after the first, so that a
-// lesson whose messages are not shown (those that train) still goes a part at a time.
+// printed (a part's text, a question), before each call of a demo it tells (demo_run.h),
+// and before each part after the first, so that a lesson whose messages are not shown
+// (those that train) still goes a part at a time.
 void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
   const bool zh = lang == Lang::zh;
   size_t printed = 0, paused_at = 0;  // lines printed, and at the last pause
-  int sections = 0, shown = 0;
+  int sections = 0, shown = 0, calls = 0;
   const auto pause = [&](const std::string& where) {
     keys.pause(step_prompt(lang, where));
     paused_at = printed;
@@ -154,6 +156,9 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
           printed != paused_at)
         pause(zh ? fmt::format("下一部分：第 {} 部分", sections)
                  : fmt::format("next: part {}", sections));
+      if (line.kind == lessons::TranscriptLine::Kind::call)
+        pause(zh ? fmt::format("下一步：第 {} 个调用，秩 {}", ++calls, line.rank)
+                 : fmt::format("next: call {}, rank {}", ++calls, line.rank));
       put_line(out, line, lang);
       ++printed;
     }

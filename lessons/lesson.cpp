@@ -56,6 +56,10 @@ void LessonContext::say_line(const std::string& text) {
   if (rank() == 0) recorder_.add(0, {.kind = LogItem::Kind::say, .text = text});
 }
 
+void LessonContext::say_call(int caller, const std::string& text) {
+  if (rank() == 0) recorder_.add(0, {.kind = LogItem::Kind::call, .peer = caller, .text = text});
+}
+
 void LessonContext::print_line(const std::string& text) {
   recorder_.add(rank(), {.kind = LogItem::Kind::print, .text = text});
 }

@@ -109,6 +109,8 @@ class LessonContext {
 
   void say_line(const std::string& text);
   void print_line(const std::string& text);
+  // From rank 0: a line telling one call that rank `caller` of a demo made (demo_run.h).
+  void say_call(int caller, const std::string& text);
 
  private:
   Communicator& comm_;

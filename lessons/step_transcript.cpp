@@ -95,6 +95,9 @@ void StepTranscript::take_locked(int rank, const LogItem& item) {
     case LogItem::Kind::print:
       lines_.push_back({.kind = TranscriptLine::Kind::print, .rank = rank, .text = item.text});
       break;
+    case LogItem::Kind::call:
+      lines_.push_back({.kind = TranscriptLine::Kind::call, .rank = item.peer, .text = item.text});
+      break;
     case LogItem::Kind::section:
       take_section_locked(rank, item);
       break;

@@ -28,9 +28,9 @@
 namespace dsgd::lessons {
 
 struct TranscriptLine {
-  enum class Kind : uint8_t { section, say, print, message };
+  enum class Kind : uint8_t { section, say, print, message, call };
   Kind kind = Kind::say;
-  int rank = 0;      // print, message: the rank (the sender for a message)
+  int rank = 0;      // print, message, call: the rank (the sender for a message)
   std::string text;  // section: its README text; message: message_line()
 };
 

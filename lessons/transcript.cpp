@@ -172,7 +172,7 @@ void Recorder::decode(int rank, std::span<const float> data) {
   while (pos < bytes.size()) {
     LogItem item;
     const auto kind = get<uint8_t>(bytes, pos);
-    if (kind > static_cast<uint8_t>(LogItem::Kind::recv))
+    if (kind > static_cast<uint8_t>(LogItem::Kind::call))
       throw CommError(fmt::format("lesson log from rank {} is corrupt", rank), rank);
     item.kind = static_cast<LogItem::Kind>(kind);
     item.peer = get<int32_t>(bytes, pos);
@@ -312,6 +312,9 @@ std::string Recorder::merge_segment_locked(int world, const std::vector<size_t>&
         if (item.shown)
           out += "  " + message_line(p.rank, item.peer, item.tag, item.bytes, item.preview, lang_) +
                  '\n';
+        break;
+      case LogItem::Kind::call:
+        out += "  " + item.text + '\n';
         break;
       case LogItem::Kind::recv:
       case LogItem::Kind::section:

@@ -23,14 +23,16 @@
 namespace dsgd::lessons {
 
 struct LogItem {
-  enum class Kind : uint8_t { say, print, section, send, recv };
+  // call: one blocking call of a small program the lesson ran on a cluster of its own (the
+  // deadlock demos), told as a line that --step pauses before.
+  enum class Kind : uint8_t { say, print, section, send, recv, call };
   Kind kind = Kind::say;
-  int peer = -1;  // send: destination; recv: source
+  int peer = -1;  // send: destination; recv: source; call: the rank that made the call
   int tag = 0;
   uint64_t bytes = 0;
   bool shown = true;           // send: shown as a message line
   std::vector<float> preview;  // send: the first values (at most 4)
-  std::string text;            // say, print: the line; section: its id
+  std::string text;            // say, print, call: the line; section: its id
 };
 
 // "rank 0 -> rank 1 · tag 0 · 8 bytes · [1, -1]" ("秩 0 -> 秩 1 · 标签 0 · 8 字节 · ..."

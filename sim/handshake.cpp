@@ -193,7 +193,9 @@ std::string remote_name(const tcp::socket& socket) {
   return fmt::format("{}:{}", peer.address().to_string(), peer.port());
 }
 
-void log_refusal(const std::string& who, const tcp::socket& socket, const std::string& reason) {
+void log_refusal(const std::string& who, const tcp::socket& socket, const std::string& reason,
+                 const RefusalSink& log) {
+  if (log) return log({.who = who, .from = remote_name(socket), .reason = reason});
   fmt::print(stderr, "dsgd: {} refused a connection from {}: {}\n", who, remote_name(socket),
              reason);
   std::fflush(stderr);

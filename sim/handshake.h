@@ -13,6 +13,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -76,10 +77,18 @@ std::string random_token();
 uint64_t host_id();
 // "127.0.0.1:54321" for a connected socket ("unknown peer" if it is not).
 std::string remote_name(const boost::asio::ip::tcp::socket& socket);
-// One line on stderr: "dsgd: rank 1 refused a connection from 127.0.0.1:54321: wrong job
-// token" (who = "rank 1", "the rendezvous").
+// A connection a listener refused: who refused it ("rank 1", "rank 0 (rendezvous)"), the
+// peer's address ("127.0.0.1:54321") and why ("wrong job token").
+struct Refusal {
+  std::string who, from, reason;
+};
+// Where refusals go instead of stderr (a lesson that shows them); called on the listener's
+// thread. Empty: stderr.
+using RefusalSink = std::function<void(const Refusal&)>;
+// Reports a refusal to `log`, or when it is empty as one line on stderr: "dsgd: rank 1
+// refused a connection from 127.0.0.1:54321: wrong job token".
 void log_refusal(const std::string& who, const boost::asio::ip::tcp::socket& socket,
-                 const std::string& reason);
+                 const std::string& reason, const RefusalSink& log = {});
 
 // --- set-up I/O ------------------------------------------------------------------------
 // Blocking calls with a deadline, for sockets whose io_context no other thread runs (the

@@ -25,7 +25,8 @@ class Rendezvous {
       : p_(p), since_(since), deadline_(deadline), elastic_(elastic) {
     if (p.rank == 0) {
       // Rank 0 accepts on the listen address (loopback by default) at the rendezvous port.
-      server_.emplace(tcp::endpoint(p.listen, p.rendezvous.port()), world, p.token, p.run_hash);
+      server_.emplace(tcp::endpoint(p.listen, p.rendezvous.port()), world, p.token, p.run_hash,
+                      p.on_refusal);
       epoch_ns_ = server_->epoch_ns();
       return;
     }

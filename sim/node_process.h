@@ -19,6 +19,7 @@
 
 #include "sim/cluster.h"
 #include "sim/elastic.h"
+#include "sim/handshake.h"
 
 namespace dsgd::sim {
 
@@ -39,6 +40,8 @@ struct NodeProcessOptions {
   // A node that joins an elastic run (rank kJoinRank, rendezvous.h): called once rank 0 has
   // numbered it (`node`, the nodes' numbering) and given it `rank` in a round of `world`.
   std::function<void(int node, int rank, int world)> on_joined;
+  // Rank 0: where the rendezvous reports a connection it refused (empty: stderr).
+  RefusalSink on_refusal;
 };
 
 // Runs `fn` on this process's node of a run of `cluster.nodes` nodes, and returns once it

@@ -222,8 +222,9 @@ struct RendezvousServer::Impl {
   };
   using ConnPtr = std::shared_ptr<Conn>;
 
-  Impl(const tcp::endpoint& bind, int world_size, std::string job_token, uint64_t hash)
-      : world(world_size), token(std::move(job_token)), run_hash(hash) {
+  Impl(const tcp::endpoint& bind, int world_size, std::string job_token, uint64_t hash,
+       RefusalSink log)
+      : world(world_size), token(std::move(job_token)), run_hash(hash), refusals(std::move(log)) {
     const ErrorCode ec = listen(bind);
     if (ec)
       throw UsageError(
@@ -267,7 +268,7 @@ struct RendezvousServer::Impl {
   void refuse(const ConnPtr& conn, const std::string& why) {
     if (conn->closed) return;
     conn->closed = true;
-    log_refusal("rank 0 (rendezvous)", conn->socket, why);
+    log_refusal("rank 0 (rendezvous)", conn->socket, why, refusals);
     ErrorCode ignored;
     conn->timer.cancel();
     conn->socket.close(ignored);
@@ -393,6 +394,7 @@ struct RendezvousServer::Impl {
   const int world;
   const std::string token;
   const uint64_t run_hash;
+  const RefusalSink refusals;
   tcp::endpoint bound;  // where the acceptor listens
   const Clock::time_point created = Clock::now();
   const int64_t epoch_ns =
@@ -408,8 +410,8 @@ struct RendezvousServer::Impl {
 };
 
 RendezvousServer::RendezvousServer(const tcp::endpoint& bind, int world, std::string token,
-                                   uint64_t run_hash)
-    : impl_(std::make_unique<Impl>(bind, world, std::move(token), run_hash)) {}
+                                   uint64_t run_hash, RefusalSink refusals)
+    : impl_(std::make_unique<Impl>(bind, world, std::move(token), run_hash, std::move(refusals))) {}
 RendezvousServer::~RendezvousServer() = default;
 int64_t RendezvousServer::epoch_ns() const {
   return impl_->epoch_ns;

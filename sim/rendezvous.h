@@ -68,9 +68,10 @@ boost::asio::ip::tcp::endpoint parse_endpoint(const std::string& text, const cha
 class RendezvousServer {
  public:
   // Listens on `bind` at once (UsageError if it cannot) and picks the run's epoch (now).
-  // Ranks are let in with `token` and `run_hash` (handshake.h, JobIdentity).
+  // Ranks are let in with `token` and `run_hash` (handshake.h, JobIdentity); a connection
+  // refused goes to `refusals` (handshake.h; empty: stderr).
   RendezvousServer(const boost::asio::ip::tcp::endpoint& bind, int world, std::string token,
-                   uint64_t run_hash);
+                   uint64_t run_hash, RefusalSink refusals = {});
   ~RendezvousServer();
   int64_t epoch_ns() const;
   uint16_t port() const;

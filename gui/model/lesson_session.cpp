@@ -60,10 +60,11 @@ namespace {
 // A printed line starts with its rank ("[rank 2] ", lessons::rank_prefix) in `lang`.
 LessonLine to_lesson_line(const lessons::TranscriptLine& line, lessons::Lang lang) {
   using Kind = lessons::TranscriptLine::Kind;
-  const LessonLine::Kind kind = line.kind == Kind::section   ? LessonLine::Kind::section
-                                : line.kind == Kind::print   ? LessonLine::Kind::print
-                                : line.kind == Kind::message ? LessonLine::Kind::message
-                                                             : LessonLine::Kind::say;
+  const LessonLine::Kind kind = line.kind == Kind::section ? LessonLine::Kind::section
+                                : line.kind == Kind::print ? LessonLine::Kind::print
+                                : line.kind == Kind::message || line.kind == Kind::call
+                                    ? LessonLine::Kind::message
+                                    : LessonLine::Kind::say;
   if (kind != LessonLine::Kind::print) return {.kind = kind, .rank = line.rank, .text = line.text};
   return {
       .kind = kind, .rank = line.rank, .text = lessons::rank_prefix(line.rank, lang) + line.text};

@@ -1,13 +1,14 @@
 // Lesson 3: non-blocking isend/irecv, and deadlock. Two ranks that both receive first wait
 // for each other forever; dsgd detects it and names the cycle. The fix posts the send
-// without waiting for it (isend), then receives. The deadlocking program runs on a small
-// cluster of its own, started by rank 0, so that the lesson's own ranks can go on.
+// without waiting for it (isend), then receives. The deadlocking programs run on a small
+// cluster of their own, started by rank 0 (demo_run.h), so that the lesson's own ranks can
+// go on; their calls are told one by one.
 #include <chrono>
 #include <vector>
 
 #include "core/errors.h"
+#include "lessons/demo_run.h"
 #include "lessons/lesson.h"
-#include "sim/cluster.h"
 
 namespace dsgd::lessons {
 namespace {
@@ -35,16 +36,21 @@ void never_sent(Communicator& comm) {
   if (comm.rank() == 0) comm.recv(buffer, 1);
 }
 
-// Runs send_first on a 2-node cluster of its own with Open MPI's eager limit over TCP
-// (64 KiB, dsgd's default), whatever the lesson's --eager-limit, and says how it ended.
-void run_send_first(LessonContext& ctx, size_t count) {
-  using namespace std::chrono_literals;
+// Two nodes of a cluster of the demo's own (demo_run.h), with a blocking call's deadline.
+sim::ClusterOptions two_nodes(std::chrono::milliseconds timeout) {
   sim::ClusterOptions two;
   two.nodes = 2;
-  two.timeout = 10s;
+  two.timeout = timeout;
+  return two;
+}
+
+// Runs send_first with Open MPI's eager limit over TCP (64 KiB, dsgd's default), whatever
+// the lesson's --eager-limit, and says how it ended.
+void run_send_first(LessonContext& ctx, size_t count) {
+  using namespace std::chrono_literals;
   const size_t bytes = count * sizeof(float);
   try {
-    sim::run_cluster(two, [count](Communicator& c) { send_first(c, count); });
+    run_demo(ctx, two_nodes(10s), [count](Communicator& c) { send_first(c, count); });
     ctx.say_tr(
         "{} floats each way ({} bytes): both sends returned at once (each message was "
         "copied), and both receives completed",
@@ -70,20 +76,15 @@ void lesson_03(LessonContext& ctx) {
   using namespace std::chrono_literals;
 
   ctx.section("deadlock");
-  if (rank == 0) {
-    sim::ClusterOptions two;
-    two.nodes = 2;
-    two.timeout = 10s;
-    try {
-      sim::run_cluster(two, receive_first);
-      ctx.say("(no deadlock?)");
-    } catch (const DeadlockError& e) {
-      ctx.say("DeadlockError: {}", e.what());
-      if (ctx.lang() == Lang::zh)
-        ctx.say(
-            "（即：每个仍在运行的秩都被阻塞，也没有消息在路上：秩 0 在 recv 里等秩 1，"
-            "秩 1 在 recv 里等秩 0。）");
-    }
+  try {
+    run_demo(ctx, two_nodes(10s), receive_first);
+    ctx.say("(no deadlock?)");
+  } catch (const DeadlockError& e) {
+    ctx.say("DeadlockError: {}", e.what());
+    if (ctx.lang() == Lang::zh)
+      ctx.say(
+          "（即：每个仍在运行的秩都被阻塞，也没有消息在路上：秩 0 在 recv 里等秩 1，"
+          "秩 1 在 recv 里等秩 0。）");
   }
 
   ctx.section("fix");
@@ -122,20 +123,16 @@ void lesson_03(LessonContext& ctx) {
   }
 
   ctx.section("timeout");
-  if (rank == 0) {
-    sim::ClusterOptions two;
-    two.nodes = 2;
-    two.timeout = 200ms;
-    two.detect_deadlock = false;  // let the deadline fire instead
-    try {
-      sim::run_cluster(two, never_sent);
-    } catch (const TimeoutError& e) {
-      ctx.say("TimeoutError: {}", e.what());
-      if (ctx.lang() == Lang::zh)
-        ctx.say(
-            "（即：秩 0 从秩 1 接收（标签 0）时超过了 0.2 秒的截止时间；秩 1 还活着吗？"
-            "它发送了吗？）");
-    }
+  sim::ClusterOptions deadline = two_nodes(200ms);
+  deadline.detect_deadlock = false;  // let the deadline fire instead
+  try {
+    run_demo(ctx, deadline, never_sent);
+  } catch (const TimeoutError& e) {
+    ctx.say("TimeoutError: {}", e.what());
+    if (ctx.lang() == Lang::zh)
+      ctx.say(
+          "（即：秩 0 从秩 1 接收（标签 0）时超过了 0.2 秒的截止时间；秩 1 还活着吗？"
+          "它发送了吗？）");
   }
 
   ctx.section("exercise");

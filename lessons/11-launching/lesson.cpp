@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,6 +37,13 @@ struct NodeOutcome {
   std::string error;
 };
 
+// What a run's nodes ended with, and the connections rank 0's rendezvous refused (what
+// `dsgd node` logs on standard error).
+struct LaunchOutcome {
+  std::vector<NodeOutcome> nodes;
+  std::vector<sim::Refusal> refusals;
+};
+
 struct Launch {
   int world = 0;                             // WORLD_SIZE
   std::vector<std::string> tokens;           // of the nodes started, by rank
@@ -51,28 +59,33 @@ std::string without_port(std::string text, uint16_t port) {
 
 // Starts one thread per token, each a `dsgd node --rank r --world W --rendezvous
 // 127.0.0.1:PORT`, and waits for all of them.
-std::vector<NodeOutcome> launch(const Launch& l) {
+LaunchOutcome launch(const Launch& l) {
   const auto loopback = boost::asio::ip::address_v4::loopback();
   const uint16_t port = free_port();
   sim::ClusterOptions cluster;
   cluster.nodes = l.world;
   cluster.timeout = l.timeout;
-  std::vector<NodeOutcome> out(l.tokens.size());
+  LaunchOutcome out{.nodes = std::vector<NodeOutcome>(l.tokens.size())};
+  std::mutex refusals;  // rank 0's rendezvous reports from its node's thread
   std::vector<std::thread> nodes;
   for (size_t r = 0; r < l.tokens.size(); ++r)
     nodes.emplace_back([&, r] {
       const sim::NodeProcessOptions p{.rank = static_cast<int>(r),
                                       .rendezvous = tcp::endpoint(loopback, port),
                                       .listen = loopback,
-                                      .token = l.tokens[r]};
+                                      .token = l.tokens[r],
+                                      .on_refusal = [&](const sim::Refusal& refusal) {
+                                        std::lock_guard lock(refusals);
+                                        out.refusals.push_back(refusal);
+                                      }};
       try {
         sim::run_node_process(p, cluster, [&](Communicator& comm) {
           std::vector<float> x{static_cast<float>(comm.rank())};
           all_reduce(comm, x, ReduceOp::SUM);
-          out[r].sum = x[0];
+          out.nodes[r].sum = x[0];
         });
       } catch (const std::exception& e) {
-        out[r].error = without_port(e.what(), port);
+        out.nodes[r].error = without_port(e.what(), port);
       }
     });
   for (std::thread& t : nodes)
@@ -92,7 +105,19 @@ std::string gloss_zh(const std::string& error, int world) {
       world - 1, error.find("rank 0 gave up") != std::string::npos ? "，秩 0 已放弃等待" : "");
 }
 
-void show_outcomes(LessonContext& ctx, const std::vector<NodeOutcome>& nodes, int world) {
+// Rank 0's log line, without the stranger's port (it changes from run to run).
+void show_refusal(LessonContext& ctx, const sim::Refusal& refusal) {
+  const std::string host = refusal.from.substr(0, refusal.from.rfind(':'));
+  ctx.say_tr("rank 0's log: the rendezvous refused a connection from {}: {}",
+             "秩 0 的日志：会合点拒绝了来自 {} 的连接：{}", host, refusal.reason);
+  if (ctx.lang() == Lang::zh && refusal.reason == "wrong job token")
+    ctx.say("（即：对方出示的作业令牌不对。）");
+}
+
+void show_outcomes(LessonContext& ctx, const LaunchOutcome& outcome, int world) {
+  for (const sim::Refusal& refusal : outcome.refusals)
+    show_refusal(ctx, refusal);
+  const std::vector<NodeOutcome>& nodes = outcome.nodes;
   for (size_t r = 0; r < nodes.size(); ++r) {
     if (nodes[r].error.empty())
       ctx.say_tr("node {}: joined; all_reduce of the ranks' numbers: {:g}",
