@@ -104,11 +104,4 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
   throw UsageError(fmt::format("--backend {}: use sim or mpi", backend));
 }
 
-std::string per_rank_path(const std::string& path, int rank) {
-  const std::filesystem::path p(path);
-  std::filesystem::path out = p;
-  out.replace_filename(fmt::format("{}.rank{}{}", p.stem().string(), rank, p.extension().string()));
-  return out.string();
-}
-
 }  // namespace dsgd::cli

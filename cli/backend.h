@@ -42,8 +42,5 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
 // report it together instead, so that it reaches the user once (mpi::report_startup_error).
 int report_error(const Error& error, int argc, char** argv);
 
-// Where one MPI rank writes an output that every rank writes (its trace):
-// "run.json" -> "run.rank3.json"; `dsgd trace merge run.json run.rank*.json` joins them.
-std::string per_rank_path(const std::string& path, int rank);
 
 }  // namespace dsgd::cli

@@ -40,12 +40,6 @@ TEST_CASE("config_fingerprint changes with every field that changes the numbers"
   CHECK(differs([](TrainConfig& c) { c.eval_every = 5; }));
 }
 
-TEST_CASE("per_rank_path puts the rank before the extension") {
-  CHECK(cli::per_rank_path("run.json", 3) == "run.rank3.json");
-  CHECK(cli::per_rank_path("out/trace.json", 0) == "out/trace.rank0.json");
-  CHECK(cli::per_rank_path("trace", 12) == "trace.rank12");
-}
-
 TEST_CASE("preflight names every rank that differs from rank 0, with its host") {
 #ifndef DSGD_HAVE_MPI
   DSGD_SKIP_UNLESS("mpi", false, "dsgd was built without MPI (no MPI found at configure time)");

@@ -696,3 +696,9 @@ TEST_CASE("a rank's own trace file labels its collective messages as the whole t
     CHECK(phases(read_text(dir / "rank.json"), rank) == want);
   }
 }
+
+TEST_CASE("per_rank_path puts the rank before the extension") {
+  CHECK(per_rank_path("run.json", 3) == "run.rank3.json");
+  CHECK(per_rank_path("out/trace.json", 0) == "out/trace.rank0.json");
+  CHECK(per_rank_path("trace", 12) == "trace.rank12");
+}

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -562,4 +563,11 @@ std::string json_quote(std::string_view s) {
 }
 
 }  // namespace trace_detail
+std::string per_rank_path(const std::string& path, int rank) {
+  const std::filesystem::path p(path);
+  std::filesystem::path out = p;
+  out.replace_filename(fmt::format("{}.rank{}{}", p.stem().string(), rank, p.extension().string()));
+  return out.string();
+}
+
 }  // namespace dsgd

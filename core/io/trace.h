@@ -100,6 +100,10 @@ TraceEvents load_trace_events(const std::string& path);  // DataError also when 
 // trace: ..."), for a rank present in two inputs, or for inputs on different time bases.
 void merge_traces(const std::vector<std::string>& inputs, const std::string& output);
 
+// Where one rank writes its own trace when each rank is a process (MPI ranks, dsgd node,
+// the PyTorch backend): "run.json" -> "run.rank3.json"; merge_traces joins them.
+std::string per_rank_path(const std::string& path, int rank);
+
 // What check_trace found. Problems are inconsistencies (a send without exactly one arrow,
 // slices that overlap without nesting, time running backwards on a lane, missing names).
 struct TraceCheck {
