@@ -1,5 +1,7 @@
 #include "pytorch/process_group.h"
 
+#include <pybind11/pybind11.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdlib>
@@ -167,7 +169,14 @@ ProcessGroupDsgd::ProcessGroupDsgd(const c10::intrusive_ptr<c10d::Store>& store,
 }
 
 ProcessGroupDsgd::~ProcessGroupDsgd() {
-  node_.reset();
+  // Python destroys the group holding the GIL; the node's thread may need it to drop its
+  // last references to the program's tensors, so the wait for that thread lets go of it.
+  if (PyGILState_Check()) {
+    pybind11::gil_scoped_release unlocked;
+    node_.reset();
+  } else {
+    node_.reset();
+  }
   if (!config_.trace.empty() && trace_.size() > 0)
     trace_.write(per_rank_path(config_.trace, getRank()));
 }

@@ -13,6 +13,8 @@
 # behaviour are still reported there; everything else runs with leak checks.
 # Left out, on purpose:
 # - CUDA (DSGD_WITH_CUDA=OFF): the CUDA runtime maps memory in ways ASan and TSan refuse.
+# - The PyTorch backend (DSGD_WITH_TORCH=OFF in the presets): a sanitized Python module
+#   cannot be loaded into Debian's uninstrumented python3.
 # - Under TSan, MPI and the GUI (only the simulator, collective and network tests run).
 set -euo pipefail
 cd "$(dirname "$0")/.."

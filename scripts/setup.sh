@@ -13,12 +13,14 @@ core=(build-essential cmake ninja-build pkg-config git
       dataset-fashion-mnist)
 # clang-14, its sanitizer and libFuzzer runtimes (libclang-rt-14-dev) and llvm-symbolizer
 # (llvm-14): the asan and tsan presets (scripts/sanitize.sh) and scripts/fuzz.sh.
-# universal-ctags: scripts/long_functions.sh. PLplot: dsgd compare --plot.
+# universal-ctags: scripts/long_functions.sh. PLplot: dsgd compare --plot. libtorch-dev,
+# pybind11-dev, python3-dev and python3-torch: the PyTorch backend (pytorch/) and its tests.
 tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
+       libtorch-dev pybind11-dev python3-dev python3-torch
        libimgui-dev libglfw3-dev libgif-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
        clang-14 libclang-rt-14-dev llvm-14 universal-ctags
        libplplot-dev plplot-driver-cairo)
-bench=(python3-torch)
+bench=()
 
 want=("${core[@]}")
 case "${1:-}" in

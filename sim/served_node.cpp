@@ -81,7 +81,9 @@ void ServedNode::serve(Communicator& comm) {
   }
   cv_.notify_all();
   using namespace std::chrono_literals;
-  while (true) {
+  // Until closed, or until the run fails: then the node leaves at once (its connections
+  // drop), so that the ranks waiting for it hear of it now, not when this one is destroyed.
+  while (!failure()) {
     poll(comm);
     // While requests are posted, look at them every millisecond.
     std::optional<Item> item = next(posted_.empty() ? std::chrono::milliseconds(100) : 1ms);
@@ -92,13 +94,17 @@ void ServedNode::serve(Communicator& comm) {
     std::lock_guard lock(mutex_);
     if (closed_ && queue_.empty()) break;
   }
-  const auto gone = std::make_exception_ptr(CommError(
-      fmt::format("rank {}: the process group was destroyed before this operation completed",
-                  rank_),
-      rank_));
+  std::exception_ptr failed = failure();
+  const auto gone = failed ? failed
+                           : std::make_exception_ptr(CommError(
+                                 fmt::format("rank {}: the process group was destroyed before "
+                                             "this operation completed",
+                                             rank_),
+                                 rank_));
   for (Waiting& w : posted_)
     w.done(gone);
   posted_.clear();
+  if (failed) std::rethrow_exception(failed);
 }
 
 void ServedNode::run(Communicator& comm, Item& item) {

@@ -44,7 +44,8 @@ class ServedNode {
   ServedNode& operator=(const ServedNode&) = delete;
 
   // Hands `op` to the node. Once the node has failed (an operation threw a CommError: a peer
-  // is gone, a deadline passed) later operations end with that error without running.
+  // is gone, a deadline passed) it leaves the run at once, and every operation not yet run
+  // ends with that error.
   void submit(Operation op, Done done);
 
  private:
