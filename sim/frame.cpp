@@ -52,7 +52,7 @@ std::optional<FrameHeader> decode_header(const HeaderBytes& b, std::string* why)
     return std::nullopt;
   }
   FrameHeader h;
-  if (b[4] < uint8_t(FrameKind::hello) || b[4] > uint8_t(FrameKind::matched)) {
+  if (b[4] < uint8_t(FrameKind::hello) || b[4] > uint8_t(FrameKind::farewell)) {
     *why = fmt::format("unknown frame kind {}", b[4]);
     return std::nullopt;
   }
@@ -76,6 +76,10 @@ std::optional<FrameHeader> decode_header(const HeaderBytes& b, std::string* why)
   }
   if (h.kind == FrameKind::matched && h.length != 0) {
     *why = fmt::format("a matched frame with a payload of {} bytes", h.length);
+    return std::nullopt;
+  }
+  if (h.kind == FrameKind::farewell && h.length > kMaxFarewellBytes) {
+    *why = fmt::format("a farewell of {} bytes (at most {})", h.length, kMaxFarewellBytes);
     return std::nullopt;
   }
   if (h.source < 0 || h.tag < 0) {

@@ -22,7 +22,11 @@ inline constexpr uint64_t kMaxFrameBytes = uint64_t{1} << 31;  // 2 GiB: larger 
 // (a send above the eager limit, MPI's rendezvous protocol); the receiver then answers with
 // a `matched` frame: no payload, seq and tag of the message matched, model_ns the model time
 // of the match (the later of the message's arrival and its receive being posted).
-enum class FrameKind : uint8_t { hello = 1, data = 2, data_sync = 3, matched = 4 };
+// farewell: the sender leaves the run because it failed; its payload is why, in UTF-8
+// padded with zero bytes to whole floats (at most kMaxFarewellBytes), so that a rank that
+// loses it can say what it died of (a rank it lost in turn, most often).
+enum class FrameKind : uint8_t { hello = 1, data = 2, data_sync = 3, matched = 4, farewell = 5 };
+inline constexpr uint64_t kMaxFarewellBytes = 4096;
 
 struct FrameHeader {
   FrameKind kind = FrameKind::data;

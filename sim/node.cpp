@@ -408,6 +408,32 @@ void SimNode::abort(const std::string& reason) {
   wake();
 }
 
+void SimNode::leave(const std::string& reason) {
+  if (closing_.load()) return;
+  const std::string text = reason.substr(0, kMaxFarewellBytes);
+  std::vector<float> payload((text.size() + sizeof(float) - 1) / sizeof(float), 0.0f);
+  std::memcpy(payload.data(), text.data(), text.size());
+  const uint32_t crc = crc32c(payload.data(), payload.size() * sizeof(float));
+  for (int p = 0; p < world_; ++p) {
+    Peer& peer = *peers_[p];
+    if (p == rank_ || peer.lost || peer.link_count == 0) continue;
+    const FrameHeader header{.kind = FrameKind::farewell,
+                             .source = rank_,
+                             .length = payload.size() * sizeof(float),
+                             .crc32c = crc};
+    OutFrame frame{.header = encode_header(header), .owned = payload};
+    frame.data = frame.owned;
+    peer.outbox.push_back(std::move(frame));
+    frames_queued_.fetch_add(1, std::memory_order_relaxed);
+    write_peer(p);
+  }
+  try {
+    flush(Clock::now() + std::chrono::milliseconds(200));
+  } catch (const TimeoutError&) {
+    // A peer that reads nothing more learns of this node's end from the closed connection.
+  }
+}
+
 void SimNode::crash() {
   const std::string reason = fmt::format("rank {} crashed", rank_);
   mailbox_.abort(reason);

@@ -151,6 +151,10 @@ class SimNode final : public Communicator, private MailboxDriver {
   // Any thread: fails every pending and future operation with `reason` and shuts every
   // connection down (peers see EOF).
   void abort(const std::string& reason);
+  // Rank thread, once its function failed: tells every peer still connected why this node
+  // leaves (a farewell frame, frame.h) and waits briefly for the frames to be written, so
+  // that a peer waiting for this node names the cause instead of a closed connection.
+  void leave(const std::string& reason);
   // Rank thread: drops every connection at once, as a crashed process would (peers see EOF).
   void crash();
   // Closes every socket, stops the I/O thread and joins it. Idempotent.
@@ -194,6 +198,8 @@ class SimNode final : public Communicator, private MailboxDriver {
     std::array<Link, 2> links;
     int link_count = 0;
     bool lost = false;
+    std::string farewell;         // why the peer left, from its farewell frame
+    bool closing = false;         // one of its connections has ended
     std::deque<OutFrame> outbox;  // written in order; the front may be partly written
     // Sends above the eager limit waiting for the peer's `matched` frame: (seq, op).
     std::deque<std::pair<uint64_t, std::shared_ptr<OpState>>> awaiting_match;
@@ -227,6 +233,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   uint8_t* body_at(Link& link);  // where the next payload byte of link's frame goes
   void bad_frame(int src, const std::string& why);
   void drop_peer(int peer, const std::string& reason);
+  // A connection of `src` ended: what its other connection holds (a farewell) is read
+  // first, then the peer is dropped.
+  void peer_closed(int src, Link& closed);
   // Rendezvous (node_io.cpp): tells senders their messages were matched; a peer's answer.
   void send_matches();
   bool take_match(int src, const FrameHeader& header);  // false once the peer is dropped

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -174,7 +175,7 @@ void SimNode::read_available(int src, Link& l) {
     uint8_t* into = direct ? body_at(l) : stage_.data();
     const size_t want = direct ? std::min<uint64_t>(body_left, kReadChunkBytes) : stage_.size();
     const ssize_t n = ::recv(l.fd, into, want, MSG_DONTWAIT);
-    if (n == 0) return drop_peer(src, "rank closed its connection");
+    if (n == 0) return peer_closed(src, l);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (would_block(errno)) return;
@@ -283,6 +284,12 @@ bool SimNode::payload_done(int src, Link& l) {
                                l.in_frame.length));
     return false;
   }
+  if (l.in_frame.kind == FrameKind::farewell) {
+    const auto* text = reinterpret_cast<const char*>(l.in_payload.data());
+    peer.farewell.assign(text, strnlen(text, l.in_frame.length));
+    l.in_payload = {};
+    return true;
+  }
   double visible_s = l.in_frame.visible_ns * 1e-9;
   if (!shared_clock_)  // the sender's delay from now, in arrival order
     visible_s = peer.in_last_visible_s =
@@ -334,6 +341,15 @@ void SimNode::bad_frame(int src, const std::string& why) {
   std::fflush(stderr);
   refusals_.add(fmt::format("rank {}: {}", src, why));
   drop_peer(src, reason);
+}
+
+void SimNode::peer_closed(int src, Link& closed) {
+  Peer& p = *peers_[src];
+  if (!std::exchange(p.closing, true))  // two processes that dialled each other: two links
+    for (int k = 0; k < p.link_count; ++k)
+      if (&p.links[k] != &closed && p.links[k].fd >= 0) read_available(src, p.links[k]);
+  drop_peer(src, p.farewell.empty() ? "rank closed its connection"
+                                    : fmt::format("it left the run after this: {}", p.farewell));
 }
 
 // Shuts the peer's connections down (it sees EOF) and fails every queued send to it. The

@@ -102,7 +102,12 @@ class RoundNode {
                             (p_.clock == ClockChoice::automatic && table.one_host));
     node_->set_peer_addresses(table.peers);
     node_->start();
-    if (!run_node_function(*node_, fn, timeout)) return false;
+    try {
+      if (!run_node_function(*node_, fn, timeout)) return false;
+    } catch (const CommError& e) {
+      node_->leave(e.what());  // the peers that wait for this node hear why
+      throw;
+    }
     node_->close();
     return true;
   }

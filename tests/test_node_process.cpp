@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -364,4 +365,45 @@ TEST_CASE("dsgd node refuses to listen beyond loopback unless --listen says so",
       "node --rank 0 --world 2 --rendezvous 127.0.0.1:29500 --token t --topology switch");
   CHECK(switch_topology.exit_code == 2);
   CHECK(switch_topology.err.find("mesh") != std::string::npos);
+}
+
+TEST_CASE("a node that fails tells its peers why it leaves: they name the rank lost first",
+          "[handshake][sim]") {
+  sim::Network network({}, 3);
+  sim::NetClock clock;
+  std::vector<std::unique_ptr<sim::SimNode>> nodes;
+  for (int r = 0; r < 3; ++r) {
+    nodes.push_back(std::make_unique<sim::SimNode>(r, 3, sim::NodeOptions{}, network, clock));
+    nodes.back()->set_timeout(5s);
+  }
+  start_listening({nodes[0].get(), nodes[1].get(), nodes[2].get()});
+  // Every pair connects: each rank sends one float to every other and receives theirs.
+  std::vector<float> one{1.0f}, got(1);
+  for (int from = 0; from < 3; ++from) {
+    for (int to = 0; to < 3; ++to)
+      if (to != from) nodes[from]->send(one, to, 0);
+    nodes[from]->flush(std::chrono::steady_clock::now() + 5s);
+  }
+  for (int to = 0; to < 3; ++to)
+    for (int from = 0; from < 3; ++from)
+      if (from != to) nodes[to]->recv(got, from, 0);
+  nodes[2]->crash();  // as a killed process: its connections drop, it says nothing
+  std::string rank0_error;
+  try {
+    nodes[0]->recv(got, 2, 0);
+    FAIL("rank 0 received from a crashed rank");
+  } catch (const CommError& e) {
+    rank0_error = e.what();
+    nodes[0]->leave(e.what());
+    nodes[0]->close();
+  }
+  CHECK_THAT(rank0_error, Catch::Contains("lost rank 2"));
+  try {
+    nodes[1]->recv(got, 0, 0);
+    FAIL("rank 1 received from a rank that left");
+  } catch (const CommError& e) {
+    CHECK(e.peer() == 0);
+    CHECK_THAT(e.what(), Catch::Contains("lost rank 0") &&
+                             Catch::Contains("it left the run after this: " + rank0_error));
+  }
 }

@@ -337,7 +337,13 @@ TEST_CASE("a corrupt or bad frame closes that connection, the wait on the peer n
   std::vector<uint8_t> huge = data_frame(1, 7, 1, v);
   huge[40] = 0xfc;
   huge[41] = huge[42] = huge[43] = 0xff;  // 4 GiB - 4 bytes
+  std::vector<uint8_t> long_farewell = data_frame(1, 7, 1, v);
+  long_farewell[4] = 5;  // a farewell of 8 KiB: more than a reason needs
+  long_farewell[40] = 0x00;
+  long_farewell[41] = 0x20;
+  long_farewell[42] = long_farewell[43] = 0;
   const std::vector<Case> cases{
+      {"long farewell", long_farewell, "a farewell of 8192 bytes"},
       {"corrupt payload", data_frame(1, 7, 1, v, sim::crc32c(v.data(), 12) ^ 1), "CRC32C"},
       {"unknown kind", unknown_kind, "unknown frame kind 9"},
       {"oversized", huge, "over the"},

@@ -21,7 +21,9 @@ def run(rank, size):
     else:
         # Receive tensor from process 0
         dist.recv(tensor=tensor, src=0)
-    print("Rank ", rank, " has data ", tensor[0], tensor[1], flush=True)
+    # The tutorial's print("Rank ", rank, " has data ", tensor[0], tensor[1]), as one write:
+    # the two processes share the terminal.
+    print(f"Rank  {rank}  has data  {tensor[0]!s} {tensor[1]!s}", flush=True)
 
 
 def init_process(rank, size, fn, backend="dsgd"):

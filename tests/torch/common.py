@@ -50,7 +50,7 @@ def _from_bytes(data):
     return torch.load(io.BytesIO(data))
 
 
-def _worker(fn, rank, world, backend, port, env, timeout_s, results):
+def _worker(fn, rank, world, backend, port, env, timeout_s, results, last_barrier):
     import torch.distributed as dist
 
     import dsgd_torch  # noqa: F401
@@ -61,23 +61,29 @@ def _worker(fn, rank, world, backend, port, env, timeout_s, results):
                                 world_size=world,
                                 timeout=datetime.timedelta(seconds=timeout_s))
         out = fn(rank, world)
+        # Rank 0's process hosts the store: it must not end while a rank still polls it
+        # (init_process_group's store barrier).
+        if last_barrier:
+            dist.barrier()
         dist.destroy_process_group()
         results.put((rank, "ok", _to_bytes(out)))
     except Exception as e:  # noqa: BLE001  handed to the test, which decides
         results.put((rank, "error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
-def spawn(fn, world, backend="dsgd", env=None, timeout_s=60):
-    """Runs fn(rank, world) on `world` processes in one group; returns [(status, value)] by
-    rank: ("ok", fn's result) or ("error", the exception's text). A process that ends
-    without a result (killed, os._exit) gives ("exited", its exit code)."""
+def spawn(fn, world, backend="dsgd", env=None, timeout_s=60, last_barrier=True):
+    """Runs fn(rank, world) on `world` processes in one group, then a barrier (unless the
+    group is expected to break); returns [(status, value)] by rank: ("ok", fn's result) or
+    ("error", the exception's text). A process that ends without a result (killed,
+    os._exit) gives ("exited", its exit code)."""
     import torch.multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     port = free_port()
     procs = [ctx.Process(target=_worker,
-                         args=(fn, r, world, backend, port, env or {}, timeout_s, results))
+                         args=(fn, r, world, backend, port, env or {}, timeout_s, results,
+                               last_barrier))
              for r in range(world)]
     for p in procs:
         p.start()

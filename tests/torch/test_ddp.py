@@ -1,7 +1,8 @@
 """DistributedDataParallel on the dsgd backend: a small MLP trained by 4 processes on fixed
 data ends with the parameters gloo gives (within 1e-6 relative), and with DSGD_LATENCY=5ms
 each step takes longer by what dsgd's alpha-beta model predicts for its all_reduce (within
-10 %): `dsgd bench collective --json` gives the prediction. Usage: test_ddp.py DSGD."""
+10 %; the fastest of 20 steps, so that other work on the machine does not count): `dsgd
+bench collective --json` gives the prediction. Usage: test_ddp.py DSGD."""
 import json
 import subprocess
 import sys
@@ -23,15 +24,16 @@ def train(rank, world):
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     g = torch.Generator().manual_seed(100 + rank)  # each rank its own shard
     x, y = torch.randn(16, 10, generator=g), torch.randn(16, 5, generator=g)
-    start = time.perf_counter()
+    steps = []
     for _ in range(STEPS):
+        start = time.perf_counter()
         optimizer.zero_grad()
         nn.functional.mse_loss(ddp(x), y).backward()
         optimizer.step()
-    seconds = time.perf_counter() - start
+        steps.append(time.perf_counter() - start)
     params = [p.detach().clone() for p in model.parameters()]
-    return {"params": params, "step_s": seconds / STEPS,
-            "bytes": sum(p.numel() * 4 for p in params)}
+    # The fastest step: what the step costs when nothing else on the machine gets in the way.
+    return {"params": params, "step_s": min(steps), "bytes": sum(p.numel() * 4 for p in params)}
 
 
 def predicted_all_reduce_s(dsgd, world, nbytes, latency):
@@ -61,7 +63,7 @@ def main():
     grew = runs["dsgd 5ms"][0]["step_s"] - runs["dsgd"][0]["step_s"]
     want = predicted_all_reduce_s(dsgd_cli, 4, runs["dsgd"][0]["bytes"], "5ms")
     error = (grew - want) / want
-    print(f"DSGD_LATENCY=5ms: a step takes {grew * 1e3:.2f} ms longer; the alpha-beta model "
+    print(f"DSGD_LATENCY=5ms: the fastest step takes {grew * 1e3:.2f} ms longer; the alpha-beta model "
           f"predicts {want * 1e3:.2f} ms for its all_reduce of {runs['dsgd'][0]['bytes']} "
           f"bytes ({error:+.1%})")
     assert abs(error) <= 0.10, f"step time grew by {grew:.4f} s, predicted {want:.4f} s"

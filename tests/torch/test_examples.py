@@ -20,6 +20,31 @@ def run(script, env, cwd):
     return done.stdout
 
 
+ENV_PROGRAM = """
+import torch, torch.distributed as dist
+import dsgd_torch
+dist.init_process_group("dsgd")  # env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
+x = torch.tensor([float(dist.get_rank())])
+dist.all_reduce(x)
+print(f"rank {dist.get_rank()} of {dist.get_world_size()}: {x.item():g}", flush=True)
+dist.destroy_process_group()
+"""
+
+
+def env_init(cwd):
+    """Three processes started as torchrun starts them: only the four variables."""
+    port = str(common.free_port())
+    procs = [subprocess.Popen([sys.executable, "-c", ENV_PROGRAM], cwd=cwd, text=True,
+                              stdout=subprocess.PIPE,
+                              env=dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+                                       RANK=str(r), WORLD_SIZE="3"))
+             for r in range(3)]
+    outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    assert outs == [f"rank {r} of 3: 3" for r in range(3)], outs
+    print(f"env://: {'; '.join(outs)}")
+
+
 def main():
     common.require_backend()
     source, dsgd = sys.argv[1], sys.argv[2]
@@ -32,11 +57,14 @@ def main():
 
         env = dict(os.environ, MASTER_PORT=str(common.free_port()), DSGD_TRACE="ddp.json")
         out = run(os.path.join(examples, "ddp_spawn.py"), env, tmp)
-        lines = sorted(line for line in out.splitlines() if "10 steps done" in line)
-        assert len(lines) == 4, out
-        weights = {line.split("=", 1)[1] for line in lines}
-        assert len(weights) == 1, f"the workers' parameters differ: {lines}"
-        print(f"ddp_spawn.py: 4 workers, 10 steps, equal parameters{weights.pop()}")
+        # Each print is two writes (the text, then its newline): lines of 4 processes mix.
+        done = re.findall(r"rank (\d): 10 steps done, weight\[0\]\[:3\] = (\[[^\]]*\])", out)
+        assert sorted(rank for rank, _ in done) == ["0", "1", "2", "3"], out
+        weights = {w for _, w in done}
+        assert len(weights) == 1, f"the workers' parameters differ: {done}"
+        print(f"ddp_spawn.py: 4 workers, 10 steps, equal parameters {weights.pop()}")
+
+        env_init(tmp)
 
         parts = [os.path.join(tmp, f"ddp.rank{r}.json") for r in range(4)]
         subprocess.run([dsgd, "trace", "merge", os.path.join(tmp, "ddp.json"), *parts],
