@@ -1,5 +1,9 @@
 #include "core/io/data_dir.h"
 
+#include <dlfcn.h>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/errors.h"
@@ -7,12 +11,29 @@
 namespace dsgd {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The places beside a binary in `dir`.
+void add_places(const fs::path& dir, std::vector<fs::path>& out) {
+  for (fs::path place :
+       {(dir.parent_path() / "share" / "dsgd").lexically_normal(), dir / "share" / "dsgd"})
+    if (std::find(out.begin(), out.end(), place) == out.end()) out.push_back(place);
+}
+
+}  // namespace
+
 std::vector<fs::path> data_dir_candidates() {
+  std::vector<fs::path> out;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec || exe.empty()) return {};
-  const fs::path dir = exe.parent_path();
-  return {(dir.parent_path() / "share" / "dsgd").lexically_normal(), dir / "share" / "dsgd"};
+  if (!ec && !exe.empty()) add_places(exe.parent_path(), out);
+  // This code inside a library another program loaded (the PyTorch backend's module in
+  // python3): beside that library too.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&data_dir_candidates), &info) != 0 && info.dli_fname &&
+      fs::path(info.dli_fname).is_absolute())
+    add_places(fs::path(info.dli_fname).parent_path(), out);
+  return out;
 }
 
 std::string data_dir_places() {

@@ -13,7 +13,9 @@ namespace dsgd {
 
 // The places looked at, in order: EXE_DIR/../share/dsgd (installed: PREFIX/bin/dsgd,
 // PREFIX/share/dsgd; also build/default/{tests,gui}/ beside build/default/share/dsgd), then
-// EXE_DIR/share/dsgd (build/default/dsgd). Empty when /proc/self/exe cannot be read.
+// EXE_DIR/share/dsgd (build/default/dsgd); then the same beside the shared library this code
+// is in, when another program loaded it (build/default/dsgd_torch*.so in python3). Empty
+// when neither can be found.
 std::vector<std::filesystem::path> data_dir_candidates();
 
 // The first candidate that is a directory. DataError naming the places looked at when none

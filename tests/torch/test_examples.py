@@ -21,28 +21,35 @@ def run(script, env, cwd):
 
 
 ENV_PROGRAM = """
+import time
 import torch, torch.distributed as dist
 import dsgd_torch
 dist.init_process_group("dsgd")  # env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE
 x = torch.tensor([float(dist.get_rank())])
+dist.barrier()
+start = time.perf_counter()
 dist.all_reduce(x)
-print(f"rank {dist.get_rank()} of {dist.get_world_size()}: {x.item():g}", flush=True)
+took = time.perf_counter() - start
+print(f"rank {dist.get_rank()} of {dist.get_world_size()}: {x.item():g} {took:.3f}", flush=True)
 dist.destroy_process_group()
 """
 
 
-def env_init(cwd):
-    """Three processes started as torchrun starts them: only the four variables."""
+def env_init(cwd, **extra):
+    """Three processes started as torchrun starts them: only the four variables (and the
+    network's, `extra`). Returns the slowest rank's all_reduce time."""
     port = str(common.free_port())
     procs = [subprocess.Popen([sys.executable, "-c", ENV_PROGRAM], cwd=cwd, text=True,
                               stdout=subprocess.PIPE,
                               env=dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
-                                       RANK=str(r), WORLD_SIZE="3"))
+                                       RANK=str(r), WORLD_SIZE="3", **extra))
              for r in range(3)]
     outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], outs
-    assert outs == [f"rank {r} of 3: 3" for r in range(3)], outs
-    print(f"env://: {'; '.join(outs)}")
+    assert [o.rsplit(" ", 1)[0] for o in outs] == [f"rank {r} of 3: 3" for r in range(3)], outs
+    took = max(float(o.rsplit(" ", 1)[1]) for o in outs)
+    print(f"env:// {extra or ''}: each rank's all_reduce gives 3, in {took * 1e3:.1f} ms")
+    return took
 
 
 def main():
@@ -65,6 +72,9 @@ def main():
         print(f"ddp_spawn.py: 4 workers, 10 steps, equal parameters {weights.pop()}")
 
         env_init(tmp)
+        # The scenario by name, found beside the module: 10 ms links, a ring of 4 exchanges.
+        took = env_init(tmp, DSGD_SCENARIO="flaky-wan", DSGD_ALLREDUCE="ring")
+        assert took >= 0.04, f"the ring all_reduce over flaky-wan took {took:.3f} s"
 
         parts = [os.path.join(tmp, f"ddp.rank{r}.json") for r in range(4)]
         subprocess.run([dsgd, "trace", "merge", os.path.join(tmp, "ddp.json"), *parts],
