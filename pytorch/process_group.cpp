@@ -116,14 +116,14 @@ void wire_to_rows(std::span<const float> wire, std::vector<at::Tensor>& list) {
 // `out`.
 void reduce_scatter_tensor(Communicator& comm, at::Tensor send, at::Tensor out, ReduceOp op) {
   if (const auto reduction = wire_reduction(send.scalar_type(), op)) {
-    const std::vector<float> all = rows_to_wire(send.view({comm.size(), -1}).unbind(0));
+    const std::vector<float> all = rows_to_wire(send.reshape({comm.size(), -1}).unbind(0));
     WireView view(out);
     dsgd::reduce_scatter(comm, all, view.floats(), *reduction);
     view.put_back();
     return;
   }
   const at::Tensor folded = fold_rows(gather_rows(comm, send.reshape({-1})), op);
-  out.copy_(folded.view({comm.size(), -1})[comm.rank()].view_as(out));
+  out.copy_(folded.reshape({comm.size(), -1})[comm.rank()].view_as(out));
 }
 
 }  // namespace
@@ -177,8 +177,13 @@ ProcessGroupDsgd::~ProcessGroupDsgd() {
   } else {
     node_.reset();
   }
-  if (!config_.trace.empty() && trace_.size() > 0)
+  if (config_.trace.empty() || trace_.size() == 0) return;
+  try {
     trace_.write(per_rank_path(config_.trace, getRank()));
+  } catch (const std::exception& e) {  // a destructor must not throw: say it instead
+    fmt::print(stderr, "dsgd backend: rank {}: the trace was not written: {}\n", getRank(),
+               e.what());
+  }
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupDsgd::enqueue(c10d::OpType type,
@@ -272,6 +277,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupDsgd::_allgather_base(at::Tensor& out
   TORCH_CHECK(
       output.numel() == input.numel() * getSize() && output.scalar_type() == input.scalar_type(),
       "dsgd backend: _allgather_base's output must hold world_size x the input");
+  TORCH_CHECK(output.is_contiguous(), "dsgd backend: _allgather_base's output must be contiguous");
   std::vector<at::Tensor> rows = output.view({getSize(), -1}).unbind(0);
   at::Tensor in = input;
   return enqueue_blocking(c10d::OpType::_ALLGATHER_BASE, {output},

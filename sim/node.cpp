@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -410,13 +411,21 @@ void SimNode::abort(const std::string& reason) {
 
 void SimNode::leave(const std::string& reason) {
   if (closing_.load()) return;
+  // The failed function has unwound: no receive may be filled and no queued send read from
+  // its buffers any more. Only the farewell (which owns its bytes) is written; nothing is
+  // read.
+  mailbox_.abort(reason);
   const std::string text = reason.substr(0, kMaxFarewellBytes);
   std::vector<float> payload((text.size() + sizeof(float) - 1) / sizeof(float), 0.0f);
   std::memcpy(payload.data(), text.data(), text.size());
   const uint32_t crc = crc32c(payload.data(), payload.size() * sizeof(float));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(200);
   for (int p = 0; p < world_; ++p) {
     Peer& peer = *peers_[p];
-    if (p == rank_ || peer.lost || peer.link_count == 0) continue;
+    if (p == rank_ || peer.lost || peer.link_count == 0 || peer.links[0].connecting) continue;
+    // A frame half written cannot be cut short: that peer learns from the closed connection.
+    if (!peer.outbox.empty() && peer.outbox.front().written > 0) continue;
+    drop_unsent(peer, reason);
     const FrameHeader header{.kind = FrameKind::farewell,
                              .source = rank_,
                              .length = payload.size() * sizeof(float),
@@ -425,12 +434,21 @@ void SimNode::leave(const std::string& reason) {
     frame.data = frame.owned;
     peer.outbox.push_back(std::move(frame));
     frames_queued_.fetch_add(1, std::memory_order_relaxed);
-    write_peer(p);
+    while (!peer.outbox.empty() && !peer.lost && Clock::now() < deadline) {
+      write_peer(p);
+      if (!peer.outbox.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
-  try {
-    flush(Clock::now() + std::chrono::milliseconds(200));
-  } catch (const TimeoutError&) {
-    // A peer that reads nothing more learns of this node's end from the closed connection.
+}
+
+// Fails the peer's queued frames that were not started (their buffers may be gone).
+void SimNode::drop_unsent(Peer& peer, const std::string& reason) {
+  const auto gone = std::make_exception_ptr(CommError(reason, rank_));
+  while (!peer.outbox.empty()) {
+    std::shared_ptr<OpState> op = std::move(peer.outbox.front().op);
+    peer.outbox.pop_front();
+    frames_queued_.fetch_sub(1, std::memory_order_relaxed);
+    if (op) mailbox_.complete(op, gone);
   }
 }
 

@@ -151,8 +151,9 @@ class SimNode final : public Communicator, private MailboxDriver {
   // Any thread: fails every pending and future operation with `reason` and shuts every
   // connection down (peers see EOF).
   void abort(const std::string& reason);
-  // Rank thread, once its function failed: tells every peer still connected why this node
-  // leaves (a farewell frame, frame.h) and waits briefly for the frames to be written, so
+  // Rank thread, once its function failed: fails what is still pending (their buffers may
+  // be gone), then tells every peer still connected why this node leaves (a farewell frame,
+  // frame.h), waiting at most 200 ms for those frames to be written and reading nothing, so
   // that a peer waiting for this node names the cause instead of a closed connection.
   void leave(const std::string& reason);
   // Rank thread: drops every connection at once, as a crashed process would (peers see EOF).
@@ -236,6 +237,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   // A connection of `src` ended: what its other connection holds (a farewell) is read
   // first, then the peer is dropped.
   void peer_closed(int src, Link& closed);
+  void drop_unsent(Peer& peer, const std::string& reason);  // leave(): frames not started
   // Rendezvous (node_io.cpp): tells senders their messages were matched; a peer's answer.
   void send_matches();
   bool take_match(int src, const FrameHeader& header);  // false once the peer is dropped

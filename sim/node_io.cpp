@@ -285,8 +285,10 @@ bool SimNode::payload_done(int src, Link& l) {
     return false;
   }
   if (l.in_frame.kind == FrameKind::farewell) {
-    const auto* text = reinterpret_cast<const char*>(l.in_payload.data());
-    peer.farewell.assign(text, strnlen(text, l.in_frame.length));
+    if (!l.in_payload.empty()) {
+      const auto* text = reinterpret_cast<const char*>(l.in_payload.data());
+      peer.farewell.assign(text, strnlen(text, l.in_frame.length));
+    }
     l.in_payload = {};
     return true;
   }

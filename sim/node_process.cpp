@@ -105,7 +105,11 @@ class RoundNode {
     try {
       if (!run_node_function(*node_, fn, timeout)) return false;
     } catch (const CommError& e) {
-      node_->leave(e.what());  // the peers that wait for this node hear why
+      try {
+        node_->leave(e.what());  // the peers that wait for this node hear why
+      } catch (...) {
+        // Best effort: the run's own error is the one to report.
+      }
       throw;
     }
     node_->close();

@@ -14,6 +14,7 @@ ServedNode::ServedNode(const NodeProcessOptions& process, const ClusterOptions& 
     } catch (...) {
       fail(std::current_exception());
     }
+    retired_.clear();  // the node has left: nothing writes into these buffers any more
     fail(std::make_exception_ptr(CommError(fmt::format("rank {} has left the run", rank_), rank_)));
     std::deque<Item> left;
     {
@@ -23,7 +24,7 @@ ServedNode::ServedNode(const NodeProcessOptions& process, const ClusterOptions& 
     }
     cv_.notify_all();
     for (Item& item : left)
-      item.done(failure());
+      finish(item.done, failure());
   });
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return serving_ || ended_; });
@@ -48,7 +49,7 @@ void ServedNode::submit(Operation op, Done done) {
   if (ended_) {
     const std::exception_ptr failure = failure_;
     lock.unlock();
-    return done(failure);
+    return finish(done, failure);
   }
   queue_.push_back({std::move(op), std::move(done)});
   lock.unlock();
@@ -101,23 +102,39 @@ void ServedNode::serve(Communicator& comm) {
                                              "this operation completed",
                                              rank_),
                                  rank_));
-  for (Waiting& w : posted_)
-    w.done(gone);
+  for (Waiting& w : posted_) {
+    finish(w.done, gone);
+    retired_.push_back(std::move(w.posted));
+  }
   posted_.clear();
   if (failed) std::rethrow_exception(failed);
 }
 
 void ServedNode::run(Communicator& comm, Item& item) {
-  if (const std::exception_ptr failed = failure()) return item.done(failed);
+  if (const std::exception_ptr failed = failure()) return finish(item.done, failed);
+  std::exception_ptr error;
   try {
     std::optional<Posted> posted = item.op(comm);
-    if (!posted) return item.done(nullptr);
-    posted_.push_back({std::move(*posted), std::move(item.done), Clock::now() + comm.timeout()});
+    if (posted) {
+      posted_.push_back({std::move(*posted), std::move(item.done), Clock::now() + comm.timeout()});
+      return;
+    }
   } catch (const CommError&) {
-    fail(std::current_exception());
-    item.done(std::current_exception());
+    error = std::current_exception();
+    fail(error);
   } catch (...) {
-    item.done(std::current_exception());  // this operation's own error (a bad argument)
+    error = std::current_exception();  // this operation's own error (a bad argument)
+  }
+  finish(item.done, error);
+}
+
+void ServedNode::finish(const Done& done, std::exception_ptr error) {
+  try {
+    done(error);
+  } catch (const std::exception& e) {  // a caller's callback: it must not stop the node
+    fmt::print(stderr, "dsgd: rank {}: an operation's completion failed: {}\n", rank_, e.what());
+  } catch (...) {
+    fmt::print(stderr, "dsgd: rank {}: an operation's completion failed\n", rank_);
   }
 }
 
@@ -141,8 +158,9 @@ void ServedNode::poll(Communicator& comm) {
       error = std::current_exception();
     }
     Done done = std::move(it->done);
+    if (error) retired_.push_back(std::move(it->posted));  // its buffer may still be in use
     it = posted_.erase(it);
-    done(error);
+    finish(done, error);
   }
 }
 

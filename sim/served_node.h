@@ -62,7 +62,9 @@ class ServedNode {
   // The next operation; nullopt once closed and drained, or after `wait` with none.
   std::optional<Item> next(std::chrono::milliseconds wait);
   void run(Communicator& comm, Item& item);
-  void poll(Communicator& comm);          // completes the posted requests that are done
+  void poll(Communicator& comm);  // completes the posted requests that are done
+  // Calls `done`; what a caller's callback throws is reported on stderr, not thrown.
+  void finish(const Done& done, std::exception_ptr error);
   void fail(std::exception_ptr failure);  // the run's first failure: every later operation's
   std::exception_ptr failure();
 
@@ -71,6 +73,9 @@ class ServedNode {
   std::condition_variable cv_;
   std::deque<Item> queue_;
   std::list<Waiting> posted_;  // the node's thread only
+  // Posted requests that ended unfinished (the group was destroyed, the run failed): their
+  // buffers live until the node has left the run, which may still move bytes.
+  std::list<Posted> retired_;
   bool closed_ = false;
   bool serving_ = false;  // the rendezvous is done
   bool ended_ = false;    // the node's thread is done with every operation
