@@ -42,5 +42,4 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
 // report it together instead, so that it reaches the user once (mpi::report_startup_error).
 int report_error(const Error& error, int argc, char** argv);
 
-
 }  // namespace dsgd::cli

@@ -41,40 +41,8 @@ struct Reading {
   std::map<std::pair<int, int>, std::vector<json>> lanes;  // "X" slices in file order
 };
 
-// Parses and checks the invariants the issue asks for; REQUIREs fail the test.
-Reading read_and_verify(const std::string& text) {
-  const json doc = json::parse(text);
-  REQUIRE(doc.is_object());
-  REQUIRE(doc.at("traceEvents").is_array());
-  REQUIRE(doc.at("displayTimeUnit") == "ms");
-  Reading r;
-  std::set<int> named_pids;
-  std::map<std::string, std::vector<json>> flows;  // id -> its events
-  for (const json& e : doc["traceEvents"]) {
-    const std::string ph = e.at("ph");
-    if (ph == "M") {
-      if (e["name"] == "process_name") named_pids.insert(e["pid"].get<int>());
-      if (e["name"] == "thread_name") r.lane_names[{e["pid"], e["tid"]}] = e["args"]["name"];
-      continue;
-    }
-    if (ph == "s" || ph == "f") {
-      CHECK(e.at("cat") == "message");
-      CHECK(e.at("bp") == "e");
-      flows[e.at("id").dump()].push_back(e);
-      continue;
-    }
-    r.pids.insert(e.at("pid").get<int>());
-    if (ph != "X") continue;
-    REQUIRE(e.at("dur").get<double>() >= 0);
-    r.lanes[{e["pid"], e["tid"]}].push_back(e);
-    if (e.value("cat", "") == "p2p") ++(e["args"]["dir"] == "send" ? r.sends : r.receives);
-  }
-  // Names for every process and every lane with slices.
-  for (int pid : r.pids)
-    CHECK(named_pids.count(pid) == 1);
-  for (const auto& [lane, slices] : r.lanes)
-    CHECK(r.lane_names.count(lane) == 1);
-  // Per lane: time never runs backwards, and slices nest (no partial overlap).
+// Per lane: time never runs backwards, and slices nest (no partial overlap).
+void check_lanes_nest(const Reading& r) {
   for (const auto& [lane, slices] : r.lanes) {
     std::vector<std::pair<int64_t, int64_t>> open;
     int64_t last = INT64_MIN;
@@ -89,8 +57,11 @@ Reading read_and_verify(const std::string& text) {
       open.emplace_back(b, e);
     }
   }
-  // Arrows: unique ids, one s and one f each, s no later than f, s inside a send slice and
-  // f inside the matching receive slice; every send and receive has exactly one.
+}
+
+// Arrows: unique ids, one s and one f each, s no later than f, s inside a send slice and
+// f inside the matching receive slice; every send and receive has exactly one.
+void check_arrows(Reading& r, const std::map<std::string, std::vector<json>>& flows) {
   auto slice_at = [&](const json& f) -> const json* {
     const json* best = nullptr;
     for (const json& s : r.lanes[{f["pid"], f["tid"]}]) {
@@ -124,6 +95,43 @@ Reading read_and_verify(const std::string& text) {
   }
   for (const auto& [key, count] : arrows)
     CHECK(count == 1);
+}
+
+// Parses and checks the invariants the issue asks for; REQUIREs fail the test.
+Reading read_and_verify(const std::string& text) {
+  const json doc = json::parse(text);
+  REQUIRE(doc.is_object());
+  REQUIRE(doc.at("traceEvents").is_array());
+  REQUIRE(doc.at("displayTimeUnit") == "ms");
+  Reading r;
+  std::set<int> named_pids;
+  std::map<std::string, std::vector<json>> flows;  // id -> its events
+  for (const json& e : doc["traceEvents"]) {
+    const std::string ph = e.at("ph");
+    if (ph == "M") {
+      if (e["name"] == "process_name") named_pids.insert(e["pid"].get<int>());
+      if (e["name"] == "thread_name") r.lane_names[{e["pid"], e["tid"]}] = e["args"]["name"];
+      continue;
+    }
+    if (ph == "s" || ph == "f") {
+      CHECK(e.at("cat") == "message");
+      CHECK(e.at("bp") == "e");
+      flows[e.at("id").dump()].push_back(e);
+      continue;
+    }
+    r.pids.insert(e.at("pid").get<int>());
+    if (ph != "X") continue;
+    REQUIRE(e.at("dur").get<double>() >= 0);
+    r.lanes[{e["pid"], e["tid"]}].push_back(e);
+    if (e.value("cat", "") == "p2p") ++(e["args"]["dir"] == "send" ? r.sends : r.receives);
+  }
+  // Names for every process and every lane with slices.
+  for (int pid : r.pids)
+    CHECK(named_pids.count(pid) == 1);
+  for (const auto& [lane, slices] : r.lanes)
+    CHECK(r.lane_names.count(lane) == 1);
+  check_lanes_nest(r);
+  check_arrows(r, flows);
   return r;
 }
 
