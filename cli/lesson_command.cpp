@@ -20,6 +20,7 @@
 #include "lessons/live_lesson.h"
 #include "lessons/readme.h"
 #include "lessons/runner.h"
+#include "lessons/step_plan.h"
 #include "lessons/transcript.h"
 #include "sim/link_model.h"
 
@@ -85,9 +86,9 @@ std::string header(const LessonText& text, int world, Lang lang, bool step) {
   s += lang == Lang::zh ? fmt::format("{} 个秩 (rank)", world)
                         : fmt::format("{} rank{}", world, world == 1 ? "" : "s");
   if (step)
-    s += lang == Lang::zh ? " · --step：按回车键投递下一条消息或进入下一部分（Ctrl-D：运行到结束）"
-                          : " · --step: press Enter to deliver the next message or go to the "
-                            "next part (Ctrl-D: run to the end)";
+    s += lang == Lang::zh ? " · --step：每次暂停时按回车键继续（Ctrl-D：运行到结束）"
+                          : " · --step: press Enter at each pause to go on (Ctrl-D: run to the "
+                            "end)";
   s += "\n\n";
   if (!text.intro.empty()) s += text.intro + "\n";
   return s;
@@ -136,12 +137,51 @@ std::string step_prompt(Lang lang, const std::string& where) {
                           : fmt::format("-- {} · Enter: go on · Ctrl-D: run to the end --", where);
 }
 
+// Which of how many: "message 3 of 4" ("第 3 条消息（共 4 条）"), or "message 3 (count
+// unknown)" when the plan has no count (the run ahead failed or is not done) or a smaller one.
+struct Counted {
+  const char* en;       // "message"
+  const char* zh;       // "条消息"
+  const char* zh_unit;  // "条"
+};
+std::string nth(const Counted& what, int k, std::optional<int> total, Lang lang) {
+  const bool zh = lang == Lang::zh;
+  if (total && k <= *total)
+    return zh ? fmt::format("第 {} {}（共 {} {}）", k, what.zh, *total, what.zh_unit)
+              : fmt::format("{} {} of {}", what.en, k, *total);
+  return zh ? fmt::format("第 {} {}（总数未知）", k, what.zh)
+            : fmt::format("{} {} (count unknown)", what.en, k);
+}
+
+// What the step prompts count: the plan's figures, asked for at the first pause that needs
+// them (the run ahead has had the student's reading time; at most 30 s more).
+class StepCounter {
+ public:
+  explicit StepCounter(lessons::StepPlan& plan) : plan_(plan) {}
+  std::optional<int> parts() { return get(&lessons::Recorder::Pauses::parts); }
+  std::optional<int> messages() { return get(&lessons::Recorder::Pauses::messages); }
+  std::optional<int> calls() { return get(&lessons::Recorder::Pauses::calls); }
+
+ private:
+  std::optional<int> get(int lessons::Recorder::Pauses::*field) {
+    if (!asked_) {
+      pauses_ = plan_.pauses(std::chrono::seconds(30));
+      asked_ = true;
+    }
+    if (!pauses_) return std::nullopt;
+    return (*pauses_).*field;
+  }
+  lessons::StepPlan& plan_;
+  bool asked_ = false;
+  std::optional<lessons::Recorder::Pauses> pauses_;
+};
+
 // --step: the output as it happens, each message as it is delivered; a pause (StepKeys)
 // before each message the lesson shows, once every rank waits and what led to it is
 // printed (a part's text, a question), before each call of a demo it tells (demo_run.h),
 // and before each part after the first, so that a lesson whose messages are not shown
-// (those that train) still goes a part at a time.
-void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
+// (those that train) still goes a part at a time. Each pause says which of how many.
+void step_through(LiveLesson& lesson, StepCounter& count, Output& out, StepKeys& keys, Lang lang) {
   const bool zh = lang == Lang::zh;
   size_t printed = 0, paused_at = 0;  // lines printed, and at the last pause
   int sections = 0, shown = 0, calls = 0;
@@ -153,12 +193,15 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
     for (const lessons::TranscriptLine& line : lesson.transcript()->lines(printed)) {
       // Before a part after the first; not again right after a pause.
       if (line.kind == lessons::TranscriptLine::Kind::section && sections++ > 0 &&
-          printed != paused_at)
-        pause(zh ? fmt::format("下一部分：第 {} 部分", sections)
-                 : fmt::format("next: part {}", sections));
-      if (line.kind == lessons::TranscriptLine::Kind::call)
-        pause(zh ? fmt::format("下一步：第 {} 个调用，秩 {}", ++calls, line.rank)
-                 : fmt::format("next: call {}, rank {}", ++calls, line.rank));
+          printed != paused_at) {
+        const std::string k = nth({"part", "部分", "部分"}, sections, count.parts(), lang);
+        pause(zh ? "下一部分：" + k : "next: " + k);
+      }
+      if (line.kind == lessons::TranscriptLine::Kind::call) {
+        const std::string k = nth({"call", "个调用", "个"}, ++calls, count.calls(), lang);
+        pause(zh ? fmt::format("下一步：{}，秩 {}", k, line.rank)
+                 : fmt::format("next: {}, rank {}", k, line.rank));
+      }
       put_line(out, line, lang);
       ++printed;
     }
@@ -169,9 +212,9 @@ void step_through(LiveLesson& lesson, Output& out, StepKeys& keys, Lang lang) {
     if (!next) continue;
     if (next->shown) {
       const sim::StepInfo& m = next->message;
-      ++shown;
-      pause(zh ? fmt::format("下一条：第 {} 条消息，秩 {} -> 秩 {}", shown, m.source, m.dest)
-               : fmt::format("next: message {}, rank {} -> rank {}", shown, m.source, m.dest));
+      const std::string k = nth({"message", "条消息", "条"}, ++shown, count.messages(), lang);
+      pause(zh ? fmt::format("下一条：{}，秩 {} -> 秩 {}", k, m.source, m.dest)
+               : fmt::format("next: {}, rank {} -> rank {}", k, m.source, m.dest));
     }
     // The message just announced: every rank still waits, so it is the one delivered.
     while (!lesson.step(std::chrono::milliseconds(50)) && !lesson.finished()) {
@@ -201,10 +244,18 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   Output out;
   out.put(header(text, world, settings.lang, f.step));
   if (f.step) {
-    StepKeys keys(std::cin);  // nothing runs before the first key
+    LessonFlags unstepped = f;  // the run ahead keeps the usual deadlines
+    unstepped.step = false;
+    lessons::StepPlan plan(
+        {.info = info,
+         .text = text,
+         .settings = settings,
+         .cluster = sim::build_run_spec(f.run, lesson_defaults(unstepped, info)).cluster});
+    StepCounter count(plan);
+    StepKeys keys(std::cin);  // nothing of the stepped run runs before the first key
     keys.pause(step_prompt(settings.lang, settings.lang == Lang::zh ? "开始" : "start"));
     lesson.start();
-    step_through(lesson, out, keys, settings.lang);
+    step_through(lesson, count, out, keys, settings.lang);
   } else {
     lesson.start();
     while (!lesson.finished()) {

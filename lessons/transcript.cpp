@@ -206,6 +206,21 @@ std::pair<uint64_t, uint64_t> Recorder::totals(int world) const {
   return {messages, bytes};
 }
 
+Recorder::Pauses Recorder::pauses(int world) const {
+  std::lock_guard lock(mutex_);
+  Pauses p;
+  for (int r = 0; r < world && r < static_cast<int>(logs_.size()); ++r) {
+    int parts = 0;
+    for (const LogItem& item : logs_[r].items) {
+      parts += item.kind == LogItem::Kind::section && !item.text.empty();  // not next_group()
+      p.messages += item.kind == LogItem::Kind::send && item.shown;
+      p.calls += item.kind == LogItem::Kind::call;
+    }
+    p.parts = std::max(p.parts, parts);
+  }
+  return p;
+}
+
 std::string Recorder::take_ready(int world, bool final, const SectionText& text) {
   std::lock_guard lock(mutex_);
   world = std::min(world, static_cast<int>(logs_.size()));

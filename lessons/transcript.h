@@ -80,6 +80,15 @@ class Recorder : public EventSink {
   // Messages and payload bytes sent by ranks 0..world-1 so far (shown or not).
   std::pair<uint64_t, uint64_t> totals(int world) const;
 
+  // What --step pauses at, in the logs of ranks 0..world-1 so far: parts (the most sections
+  // one rank reached), messages shown and demo calls told.
+  struct Pauses {
+    int parts = 0;
+    int messages = 0;
+    int calls = 0;
+  };
+  Pauses pauses(int world) const;
+
  private:
   struct RankLog {
     std::vector<LogItem> items;
