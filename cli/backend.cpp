@@ -11,6 +11,9 @@
 #ifdef DSGD_HAVE_MPI
 #include "core/mpi/run_rank.h"
 #endif
+#ifdef DSGD_HAVE_SIMGRID
+#include "sim/simgrid/sg_cluster.h"
+#endif
 
 namespace dsgd::cli {
 
@@ -33,15 +36,15 @@ std::pair<int, int> launcher_job() {
 
 // Simulated nodes under mpirun -np 2 would be two independent simulations writing the same
 // files: refused, once (by the launcher's rank 0; the others exit with the same code).
-void refuse_simulation_under_launcher() {
+void refuse_simulation_under_launcher(const std::string& backend) {
   const auto [size, rank] = launcher_job();
   if (size <= 1) return;
   if (rank != 0) throw ReportedByRankZero(kExitUsage);
   throw UsageError(fmt::format(
-      "this process is one of {} that a launcher started (mpirun, srun), but --backend sim "
+      "this process is one of {} that a launcher started (mpirun, srun), but --backend {} "
       "simulates a whole cluster in each of them: add --backend mpi, or run dsgd without the "
       "launcher",
-      size));
+      size, backend));
 }
 
 bool asks_for_mpi(int argc, char** argv) {
@@ -77,7 +80,7 @@ int report_error(const Error& error, int argc, char** argv) {
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks) {
   if (backend == "sim") {
-    refuse_simulation_under_launcher();
+    refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
     if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
     sim::run_cluster(sim_options, fn);
@@ -101,7 +104,20 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
         "(apt-get install libopenmpi-dev, then reconfigure); use --backend sim");
 #endif
   }
-  throw UsageError(fmt::format("--backend {}: use sim or mpi", backend));
+  if (backend == "simgrid") {
+#ifdef DSGD_HAVE_SIMGRID
+    refuse_simulation_under_launcher(backend);
+    if (checks.check_world) checks.check_world(sim_options.nodes);
+    if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
+    sim::sg::run_simgrid(sim_options, fn);
+    return true;
+#else
+    throw UsageError(
+        "--backend simgrid: this dsgd was built without the SimGrid backend "
+        "(apt-get install libsimgrid-dev, then reconfigure); use --backend sim");
+#endif
+  }
+  throw UsageError(fmt::format("--backend {}: use sim, mpi or simgrid", backend));
 }
 
 }  // namespace dsgd::cli

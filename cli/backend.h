@@ -1,5 +1,6 @@
 // Runs one function on every rank of the chosen backend: simulated nodes (threads of this
-// process) or MPI ranks (this process is one rank of an mpirun job).
+// process), MPI ranks (this process is one rank of an mpirun job) or SimGrid actors
+// (sim/simgrid, virtual time).
 #pragma once
 
 #include <cstdint>

@@ -128,6 +128,10 @@ void print_now(const std::string& text) {
 
 int run_bench(const BenchFlags& f) {
   const sim::RunSpec spec = sim::build_run_spec(f.run, bench_defaults());
+  if (spec.backend == sim::Backend::simgrid)
+    throw UsageError(
+        "dsgd bench collective times wall-clock runs, and --backend simgrid runs in virtual "
+        "time: use --backend sim or mpi here, and dsgd train --backend simgrid for SimGrid");
   const bool sim = spec.backend == sim::Backend::sim;
   const int nodes = sim ? spec.cluster.nodes : std::max(spec.cluster.nodes, 1);
   auto checked = make_plan(f, spec, nodes);

@@ -101,7 +101,10 @@ NodePlan check_flags(const NodeFlags& f) {
     throw UsageError(
         fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
   if (f.train.run.backend != "sim")
-    throw UsageError("--backend mpi: dsgd node runs a simulated node; use mpirun dsgd train");
+    throw UsageError(fmt::format(
+        "--backend {}: dsgd node runs a simulated node; use mpirun dsgd train for MPI ranks, "
+        "dsgd train --backend simgrid for SimGrid's",
+        f.train.run.backend));
   if (f.train.run.nodes != -1 && f.train.run.nodes != f.world)
     throw UsageError(
         fmt::format("--nodes {} but --world {}: drop --nodes", f.train.run.nodes, f.world));

@@ -53,7 +53,7 @@ void print_servers(const sim::RunSpec& spec, const TrainResult& r) {
 }
 
 void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
-  const bool sim = spec.backend == sim::Backend::sim;
+  const bool sim = spec.backend != sim::Backend::mpi;  // a network dsgd models
   if (spec.device != "cpu") fmt::print("  device           {}\n", describe_device(spec, r.world));
   if (!r.gradient_reducer.empty())
     fmt::print("  gradients        summed on the GPUs by {} (not through the {})\n",
@@ -73,11 +73,11 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
   if (!sim) return;
   fmt::print("  network          {}, all-reduce {}\n", sim::describe_network(spec.cluster),
              r.gradient_reducer.empty() ? to_string(spec.allreduce) : "nccl");
+  const bool simgrid = spec.backend == sim::Backend::simgrid;
   if (r.model_s >= 0)
-    fmt::print(
-        "  model time       {:.3f} s ({:.2f} ms per step, alpha-beta links, {:g} GFLOP/s "
-        "nodes)\n",
-        r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1), spec.cluster.node.gflops);
+    fmt::print("  model time       {:.3f} s ({:.2f} ms per step, {}, {:g} GFLOP/s nodes)\n",
+               r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1),
+               simgrid ? "SimGrid's CM02 links" : "alpha-beta links", spec.cluster.node.gflops);
 }
 
 // "membership       rank 1 lost after step 19: 3 ranks went on from step 19 (in-process)",

@@ -55,8 +55,12 @@ std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
   return fmt::format("{} (open in ui.perfetto.dev)", path);
 }
 
-// "dsgd train on 4 simulated nodes", "... on 4 simulated nodes, 3 at the end" (elastic).
+// "dsgd train on 4 simulated nodes", "... on 4 simulated nodes, 3 at the end" (elastic),
+// "... on 4 SimGrid ranks", "... on 4 MPI ranks".
 std::string what_ran(const sim::RunSpec& spec, int world) {
+  if (spec.backend == sim::Backend::simgrid)
+    return fmt::format("dsgd train on {} SimGrid rank{} (virtual time)", world,
+                       world == 1 ? "" : "s");
   const bool sim = spec.backend == sim::Backend::sim;
   const int first = sim ? spec.cluster.nodes : world;
   return fmt::format("dsgd train on {} {} {}{}", first, sim ? "simulated" : "MPI",
@@ -77,8 +81,9 @@ struct TrainRun {
   std::vector<sim::MembershipChange> changes;
 
   bool sim() const { return spec.backend == sim::Backend::sim; }
+  bool mpi() const { return spec.backend == sim::Backend::mpi; }  // a process per rank
   std::string trace_path() const {
-    return sim() ? spec.outputs.trace : per_rank_path(spec.outputs.trace, mpi_rank);
+    return mpi() ? per_rank_path(spec.outputs.trace, mpi_rank) : spec.outputs.trace;
   }
 };
 
@@ -99,7 +104,7 @@ bool run_ranks(TrainRun& run) {
   return run_on_backend(
       sim::to_string(run.spec.backend), run.options,
       [&](Communicator& comm) {
-        if (!run.sim()) run.mpi_rank = comm.rank();
+        if (run.mpi()) run.mpi_rank = comm.rank();
         run.trace.set_world(comm.size());  // an MPI rank's file holds its own events only
         TrainResult r =
             run_training_on(comm, inputs, rank_zero_hooks(comm, run.spec, run.plan, run.out),

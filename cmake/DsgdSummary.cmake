@@ -6,6 +6,7 @@ message(STATUS "  core + sim   : ON (Boost ${Boost_VERSION}, ${BLAS_LIBRARIES})"
 message(STATUS "  tests        : ${DSGD_BUILD_TESTS}")
 message(STATUS "  benchmarks   : ${DSGD_BUILD_BENCH}")
 message(STATUS "  MPI backend  : ${DSGD_HAVE_MPI} - ${DSGD_MPI_REASON}")
+message(STATUS "  SimGrid      : ${DSGD_HAVE_SIMGRID} - ${DSGD_SIMGRID_REASON}")
 message(STATUS "  CUDA device  : ${DSGD_HAVE_CUDA} - ${DSGD_CUDA_REASON}")
 if(DSGD_HAVE_CUDA)
   message(STATUS "  NCCL         : ${DSGD_HAVE_NCCL} - ${DSGD_NCCL_REASON}")

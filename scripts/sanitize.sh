@@ -15,6 +15,8 @@
 # - CUDA (DSGD_WITH_CUDA=OFF): the CUDA runtime maps memory in ways ASan and TSan refuse.
 # - The PyTorch backend (DSGD_WITH_TORCH=OFF in the presets): a sanitized Python module
 #   cannot be loaded into Debian's uninstrumented python3.
+# - The SimGrid backend (DSGD_WITH_SIMGRID=OFF in the presets): its actors switch stacks in
+#   user space, which ASan reports falsely and TSan cannot follow.
 # - Under TSan, MPI and the GUI (only the simulator, collective and network tests run).
 set -euo pipefail
 cd "$(dirname "$0")/.."

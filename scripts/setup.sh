@@ -15,8 +15,9 @@ core=(build-essential cmake ninja-build pkg-config git
 # (llvm-14): the asan and tsan presets (scripts/sanitize.sh) and scripts/fuzz.sh.
 # universal-ctags: scripts/long_functions.sh. PLplot: dsgd compare --plot. libtorch-dev,
 # pybind11-dev, python3-dev and python3-torch: the PyTorch backend (pytorch/) and its tests.
+# libsimgrid-dev: the virtual-time backend (sim/simgrid).
 tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
-       libtorch-dev pybind11-dev python3-dev python3-torch
+       libtorch-dev pybind11-dev python3-dev python3-torch libsimgrid-dev
        libimgui-dev libglfw3-dev libgif-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
        clang-14 libclang-rt-14-dev llvm-14 universal-ctags
        libplplot-dev plplot-driver-cairo)

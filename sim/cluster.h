@@ -18,6 +18,8 @@
 namespace dsgd::sim {
 
 inline constexpr int kMaxNodes = 256;
+// Ranks of a SimGrid run (sim/simgrid): actors in virtual time, no sockets.
+inline constexpr int kMaxSimgridRanks = 65536;
 
 // The cluster a run describes (values: part of the run description, run_spec.h), and what
 // a launch wires to it (observers, the GUI's controls: null in a description).

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "core/comm/collective_tags.h"
 #include "core/errors.h"
 #include "sim/network.h"
 #include "sim/node.h"
+#include "sim/wait_text.h"
 
 namespace dsgd::sim {
 namespace {
@@ -26,13 +26,8 @@ std::pair<uint64_t, uint64_t> traffic(const std::vector<SimNode*>& nodes) {
 // "rank 0 waits in recv from rank 1, tag 0", or in a send above the eager limit, which
 // nothing but the matching receive completes.
 std::string blocked_text(const SimNode& n, const Mailbox::Snapshot& s) {
-  const std::string peer = s.peer == kAnySource ? "any rank" : fmt::format("rank {}", s.peer);
-  if (s.waiting_recv)
-    return fmt::format("rank {} waits in recv from {}, {}", n.rank(), peer, tag_text(s.tag));
-  return fmt::format(
-      "rank {} waits in send to {}, {} ({} bytes, over the eager limit of {} bytes: it waits for "
-      "{} to post the receive)",
-      n.rank(), peer, tag_text(s.tag), s.send_count * sizeof(float), n.eager_bytes(), peer);
+  if (s.waiting_recv) return blocked_recv_text(n.rank(), s.peer, s.tag);
+  return blocked_send_text(n.rank(), s.peer, s.tag, s.send_count * sizeof(float), n.eager_bytes());
 }
 
 }  // namespace
@@ -156,7 +151,7 @@ std::optional<std::string> find_deadlock(const std::vector<SimNode*>& nodes) {
     report += blocked_text(*n, s);
   }
   if (blocked == 0 || traffic(nodes) != before) return std::nullopt;
-  return "deadlock: every running rank is blocked and no message is in flight: " + report;
+  return deadlock_text(report);
 }
 
 }  // namespace dsgd::sim

@@ -15,6 +15,7 @@
 
 #include "core/comm/collective_tags.h"
 #include "core/errors.h"
+#include "core/message_events.h"
 #include "sim/crc32c.h"
 #include "sim/fd_limit.h"
 #include "sim/loopback_hub.h"
@@ -96,15 +97,8 @@ class SimRequest final : public RequestImpl {
       reported_ = true;
       node_.observe_arrival(*op_);
       if (!node_.events()) return status;
-      Event e{.kind = EventKind::recv_end,
-              .peer = status.source,
-              .tag = status.tag,
-              .bytes = status.count * sizeof(float),
-              .op = "recv"};
-      e.preview_count = static_cast<uint8_t>(std::min<size_t>(4, status.count));
-      for (int i = 0; i < e.preview_count; ++i)
-        e.preview[i] = op_->buffer[i];
-      node_.emit(e);
+      node_.emit(message_event(EventKind::recv_end, status.source, status.tag,
+                               op_->buffer.first(status.count)));
     }
     return status;
   }
@@ -277,16 +271,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
   auto op = mailbox_.new_send(dst, tag);
   op->status = {rank_, tag, data.size()};
   if (events()) {
-    Event e{.kind = EventKind::send_begin,
-            .peer = dst,
-            .tag = tag,
-            .bytes = data.size_bytes(),
-            .seq = peer.next_seq,
-            .op = "send"};
-    e.preview_count = static_cast<uint8_t>(std::min<size_t>(4, data.size()));
-    for (int i = 0; i < e.preview_count; ++i)
-      e.preview[i] = data[i];
-    emit(e);
+    emit(message_event(EventKind::send_begin, dst, tag, data, peer.next_seq));
   }
   const double net_now = net_now_s();
   const double stamped_at = clock_.now_s();
@@ -348,12 +333,7 @@ Request SimNode::do_isend(std::span<const float> data, int dst, int tag) {
 
 Request SimNode::do_irecv(std::span<float> data, int src, int tag) {
   check_crash_time();
-  if (events())
-    emit({.kind = EventKind::recv_begin,
-          .peer = src,
-          .tag = tag,
-          .bytes = data.size_bytes(),
-          .op = "recv"});
+  if (events()) emit(message_event(EventKind::recv_begin, src, tag, data.size_bytes()));
   auto op = mailbox_.post_recv(data, src, tag, model_s());
   send_matches();
   return Request(std::make_shared<SimRequest>(*this, std::move(op)), timeout());

@@ -199,8 +199,9 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
   flags = run_flags(defaults);
   const size_t before = app.get_options().size();
   if (groups & kBackendFlag)
-    app.add_option("--backend", flags.backend, "sim (simulated nodes over loopback TCP) or mpi")
-        ->check(CLI::IsMember({"sim", "mpi"}))
+    app.add_option("--backend", flags.backend,
+                   "sim (simulated nodes over loopback TCP), mpi, or simgrid (virtual time)")
+        ->check(CLI::IsMember({"sim", "mpi", "simgrid"}))
         ->capture_default_str();
   if (groups & kTrainingFlags) add_training_flags(app, flags, defaults);
   if (groups & kClusterFlags) add_cluster_flags(app, flags, defaults);
@@ -293,6 +294,22 @@ void check_mpi_flags(const RunFlags& f) {
                       flag, flag));
 }
 
+// What the SimGrid backend cannot run yet: what needs threads of its own beside a rank's
+// (DDP's overlapped buckets), another cluster (elastic rounds) or a GPU. Its network limits
+// are checked when it starts (sim/simgrid/sg_platform.h).
+void check_simgrid(const RunSpec& s) {
+  const std::pair<std::string, bool> refused[] = {
+      {fmt::format("--bucket-mb {}", s.bucket_mb), s.bucket_mb > 0},
+      {fmt::format("--elastic {}", to_string(s.elastic.policy)),
+       s.elastic.policy != ElasticPolicy::none},
+      {fmt::format("--device {}", s.device), s.device != "cpu"},
+  };
+  for (const auto& [flag, given] : refused)
+    if (given)
+      throw UsageError(fmt::format(
+          "{} does not run on --backend simgrid yet: drop it, or use --backend sim", flag));
+}
+
 void check_ranks(const ClusterOptions& c) {
   for (const auto& [rank, _] : c.node_overrides)
     if (rank >= c.nodes)
@@ -369,8 +386,11 @@ ClusterOptions build_cluster(const RunFlags& f, const ClusterOptions& defaults, 
       node.eager_bytes = bytes;
   }
   if (f.nodes != -1) c.nodes = f.nodes;
-  if (c.nodes < 1 || c.nodes > kMaxNodes)
-    throw UsageError(fmt::format("--nodes {}: use 1 to {} simulated nodes", c.nodes, kMaxNodes));
+  const int most = backend == Backend::simgrid ? kMaxSimgridRanks : kMaxNodes;
+  if (c.nodes < 1 || c.nodes > most)
+    throw UsageError(
+        fmt::format("--nodes {}: use 1 to {} {}", c.nodes, most,
+                    backend == Backend::simgrid ? "SimGrid ranks" : "simulated nodes"));
   check_ranks(c);
   return c;
 }
@@ -506,9 +526,7 @@ void check_device(const std::string& device) {
 }
 
 void read_training(const RunFlags& f, RunSpec& s) {
-  s.backend = f.backend == "mpi" ? Backend::mpi : Backend::sim;
-  if (f.backend != "sim" && f.backend != "mpi")
-    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.backend));
+  s.backend = parse_backend(f.backend);
   if (ModelSpec::parse(f.model).kind == ModelSpec::Kind::cnn && f.device != "cpu")
     throw UsageError(fmt::format(
         "--model {} runs on --device cpu only: the CUDA device builds MLPs; drop --device or "
@@ -641,7 +659,7 @@ RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
   RunSpec s = defaults;
   read_training(f, s);
   s.cluster = build_cluster(f, defaults.cluster, s.backend);
-  if (s.backend == Backend::sim && s.parameter_servers >= s.cluster.nodes)
+  if (s.backend != Backend::mpi && s.parameter_servers >= s.cluster.nodes)
     throw UsageError(fmt::format(
         "--parameter-servers {} of {} nodes leaves no worker: use 1 to {} servers, or more "
         "--nodes",
@@ -649,6 +667,7 @@ RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
   s.scenario = f.scenario.empty() ? defaults.scenario : f.scenario;
   read_elastic(f, s);
   read_outputs(f, s);
+  if (s.backend == Backend::simgrid) check_simgrid(s);
   return s;
 }
 

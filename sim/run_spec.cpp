@@ -11,7 +11,21 @@
 namespace dsgd::sim {
 
 const char* to_string(Backend backend) {
-  return backend == Backend::mpi ? "mpi" : "sim";
+  switch (backend) {
+    case Backend::mpi:
+      return "mpi";
+    case Backend::simgrid:
+      return "simgrid";
+    case Backend::sim:
+      break;
+  }
+  return "sim";
+}
+
+Backend parse_backend(const std::string& text, const char* flag) {
+  for (Backend b : {Backend::sim, Backend::mpi, Backend::simgrid})
+    if (text == to_string(b)) return b;
+  throw UsageError(fmt::format("{} {}: use sim, mpi or simgrid", flag, text));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -264,7 +278,7 @@ SgdOptions sgd_from(const json& j, SgdOptions o) {
 
 RunSpec spec_from(const json& j) {
   RunSpec s;
-  s.backend = j.value("backend", std::string("sim")) == "mpi" ? Backend::mpi : Backend::sim;
+  s.backend = parse_backend(j.value("backend", std::string("sim")), "backend");
   s.model = j.value("model", s.model);
   s.data = j.value("data", s.data);
   s.init = j.value("init", s.init);

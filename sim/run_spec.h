@@ -19,8 +19,12 @@
 
 namespace dsgd::sim {
 
-enum class Backend { sim, mpi };
+// Where the ranks run: simulated nodes (threads over loopback TCP, in real time), MPI ranks,
+// or SimGrid actors (virtual time, sim/simgrid).
+enum class Backend { sim, mpi, simgrid };
 const char* to_string(Backend backend);
+// "sim" | "mpi" | "simgrid"; UsageError naming `flag` otherwise.
+Backend parse_backend(const std::string& text, const char* flag = "--backend");
 
 struct CheckpointSpec {
   int64_t every = 0;  // write one every K steps; 0: none

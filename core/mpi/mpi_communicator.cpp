@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/message_events.h"
 #include "core/mpi/mpi_check.h"
 #include "core/mpi/mpi_session.h"
 
@@ -304,15 +305,8 @@ class MpiRequest final : public RequestImpl {
     if (error_) std::rethrow_exception(error_);
     if (is_recv_ && !reported_ && comm_.events()) {
       reported_ = true;
-      Event e{.kind = EventKind::recv_end,
-              .peer = status_.source,
-              .tag = status_.tag,
-              .bytes = status_.count * sizeof(float),
-              .op = "recv"};
-      e.preview_count = static_cast<uint8_t>(std::min<size_t>(4, status_.count));
-      for (int i = 0; i < e.preview_count; ++i)
-        e.preview[i] = buffer_[i];
-      comm_.emit(e);
+      comm_.emit(message_event(EventKind::recv_end, status_.source, status_.tag,
+                               buffer_.first(status_.count)));
     }
     return status_;
   }
@@ -385,16 +379,7 @@ Request MpiCommunicator::do_isend(std::span<const float> data, int dst, int tag)
   check_tag(tag, "send");
   const int count = checked_count(data.size(), "send");
   if (events()) {
-    Event e{.kind = EventKind::send_begin,
-            .peer = dst,
-            .tag = tag,
-            .bytes = data.size_bytes(),
-            .seq = send_seq_[dst],
-            .op = "send"};
-    e.preview_count = static_cast<uint8_t>(std::min<size_t>(4, data.size()));
-    for (int i = 0; i < e.preview_count; ++i)
-      e.preview[i] = data[i];
-    emit(e);
+    emit(message_event(EventKind::send_begin, dst, tag, data, send_seq_[dst]));
   }
   ++send_seq_[dst];
   MPI_Request request = MPI_REQUEST_NULL;
@@ -407,12 +392,7 @@ Request MpiCommunicator::do_isend(std::span<const float> data, int dst, int tag)
 Request MpiCommunicator::do_irecv(std::span<float> data, int src, int tag) {
   check_tag(tag, "recv");
   checked_count(data.size(), "recv");
-  if (events())
-    emit({.kind = EventKind::recv_begin,
-          .peer = src,
-          .tag = tag,
-          .bytes = data.size_bytes(),
-          .op = "recv"});
+  if (events()) emit(message_event(EventKind::recv_begin, src, tag, data.size_bytes()));
   auto request = std::make_shared<MpiRequest>(*this, MPI_REQUEST_NULL, true, src, tag, data, 0);
   unmatched_.push_back(request.get());
   match_receives();  // a message already here is posted at once

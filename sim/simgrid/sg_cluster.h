@@ -1,0 +1,37 @@
+// run_simgrid: the node function on every rank of a cluster simulated in virtual time by
+// SimGrid (Debian's libsimgrid-dev): each rank an S4U actor on a host of the platform
+// (sg_platform.h), its messages simulated transfers of their size (sg_fabric.h). Compute
+// costs virtual time (flops at each node's gflops, or the CPU time measured), and nothing
+// waits for the wall clock, so a run of 1,000 ranks takes as long as its computing and
+// bookkeeping, not as long as its model time. One simulation per process (SimGrid's engine
+// cannot start twice). The network model is SimGrid's CM02 without its corrections (no
+// cross traffic, no TCP window bound), which agrees with dsgd's alpha-beta model wherever
+// no link carries two pairs' messages at once, and shares a link's bandwidth fairly among
+// the pairs that cross it where several do.
+#pragma once
+
+#include "sim/cluster.h"
+#include "sim/simgrid/sg_communicator.h"
+
+namespace dsgd::sim::sg {
+
+struct SgOptions {
+  // Phantom: messages carry only their size; receive buffers are left as they are.
+  bool phantom = false;
+  ComputeModel compute = ComputeModel::flops;
+};
+
+struct SgResult {
+  double simulated_s = 0;  // the clock when the last rank finished
+};
+
+// Runs fn(comm) on options.nodes ranks and returns when all are done. The first exception
+// a rank throws ends the run (the others are killed) and is rethrown here; DeadlockError when
+// every rank left waits for good, naming what each waits for. options.timeout is not used
+// (no wall-clock deadlines); events, when set, get every rank's events with model_s in
+// virtual time. UsageError for what the backend does not model (check_supported) and for a
+// second run in the same process.
+SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn,
+                     const SgOptions& sg = {});
+
+}  // namespace dsgd::sim::sg

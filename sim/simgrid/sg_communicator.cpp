@@ -1,0 +1,135 @@
+#include "sim/simgrid/sg_communicator.h"
+
+#include <algorithm>
+
+#include "core/message_events.h"
+#include "sim/wait_text.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace dsgd::sim::sg {
+
+namespace {
+
+// A test() that finds its operation unfinished lets this much virtual time pass (SMPI's
+// smpi/test does the same), so that a loop polling test() lets the other actors, and time,
+// move on.
+constexpr double kTestDelayS = 1e-6;
+
+bool unfinished() {
+  sg4::this_actor::sleep_for(kTestDelayS);
+  return false;
+}
+
+class SendRequest final : public RequestImpl {
+ public:
+  SendRequest(SgCommunicator& comm, std::shared_ptr<SgMessage> m) : comm_(comm), m_(std::move(m)) {}
+  ~SendRequest() override { comm_.fabric().abandon(*m_); }
+  Status wait_until(Clock::time_point) override {
+    if (!comm_.fabric().try_complete(*m_)) {
+      SgCommunicator::Blocked b(
+          comm_, blocked_send_text(comm_.rank(), m_->dest, m_->tag, m_->count * sizeof(float),
+                                   comm_.fabric().eager_bytes()));
+      comm_.fabric().wait(*m_);
+    }
+    return status();
+  }
+  bool test(Status* status) override {
+    if (!comm_.fabric().try_complete(*m_)) return unfinished();
+    *status = this->status();
+    return true;
+  }
+
+ private:
+  Status status() const { return {comm_.rank(), m_->tag, m_->count}; }
+  SgCommunicator& comm_;
+  std::shared_ptr<SgMessage> m_;
+};
+
+class RecvRequest final : public RequestImpl {
+ public:
+  RecvRequest(SgCommunicator& comm, std::shared_ptr<SgReceive> r) : comm_(comm), r_(std::move(r)) {}
+  ~RecvRequest() override {
+    if (!r_->message) comm_.fabric().forget(*r_);
+  }
+  Status wait_until(Clock::time_point) override {
+    if (!done_) {
+      {
+        SgCommunicator::Blocked b(comm_, blocked_recv_text(comm_.rank(), r_->source, r_->tag));
+        comm_.fabric().wait(*r_);
+      }
+      finish();
+    }
+    return status();
+  }
+  bool test(Status* status) override {
+    if (!done_ && !comm_.fabric().try_complete(*r_)) return unfinished();
+    if (!done_) finish();
+    *status = this->status();
+    return true;
+  }
+
+ private:
+  Status status() const { return {r_->message->source, r_->message->tag, r_->message->count}; }
+  void finish() {
+    done_ = true;
+    if (!comm_.events()) return;
+    const SgMessage& m = *r_->message;
+    comm_.emit(comm_.fabric().phantom()
+                   ? message_event(EventKind::recv_end, m.source, m.tag, m.count * sizeof(float))
+                   : message_event(EventKind::recv_end, m.source, m.tag, r_->buffer));
+  }
+  SgCommunicator& comm_;
+  std::shared_ptr<SgReceive> r_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+SgCommunicator::SgCommunicator(int rank, int world, SgFabric& fabric, ComputeModel compute,
+                               double host_flops, double straggler)
+    : rank_(rank),
+      world_(world),
+      fabric_(fabric),
+      compute_(compute),
+      host_flops_(host_flops),
+      straggler_(straggler),
+      send_seq_(world, 0) {}
+
+double SgCommunicator::model_s() const {
+  return sg4::Engine::get_clock();
+}
+
+void SgCommunicator::on_compute(double measured_s, double flops) {
+  if (compute_ == ComputeModel::measured) {
+    sg4::this_actor::sleep_for(measured_s * straggler_);
+    return;
+  }
+  if (flops > 0) sg4::this_actor::execute(flops * straggler_);
+}
+
+double SgCommunicator::compute_model_s(double flops) const {
+  return flops * straggler_ / host_flops_;
+}
+
+void SgCommunicator::advance_model_to(double t) {
+  const double now = sg4::Engine::get_clock();
+  if (t > now) sg4::this_actor::sleep_for(t - now);
+}
+
+Request SgCommunicator::do_isend(std::span<const float> data, int dst, int tag) {
+  const uint64_t seq = send_seq_[dst]++;
+  if (events())
+    emit(fabric_.phantom() ? message_event(EventKind::send_begin, dst, tag, data.size_bytes(), seq)
+                           : message_event(EventKind::send_begin, dst, tag, data, seq));
+  return Request(std::make_shared<SendRequest>(*this, fabric_.send(rank_, dst, tag, data)),
+                 timeout());
+}
+
+Request SgCommunicator::do_irecv(std::span<float> data, int src, int tag) {
+  if (events()) emit(message_event(EventKind::recv_begin, src, tag, data.size_bytes()));
+  return Request(std::make_shared<RecvRequest>(*this, fabric_.post(rank_, src, tag, data)),
+                 timeout());
+}
+
+}  // namespace dsgd::sim::sg

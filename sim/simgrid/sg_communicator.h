@@ -1,0 +1,67 @@
+// SgCommunicator: one rank of a SimGrid run (an S4U actor) as a dsgd Communicator. Its
+// messages go through the run's SgFabric; its clock is SimGrid's (model_s), in which
+// compute takes flops / the host's speed (execute) or the measured seconds (sleep_for), a
+// straggler's times the factor. Blocking calls have no wall-clock deadline: a wait that
+// can never end is a deadlock SimGrid finds once every actor waits, and the run reports
+// what each rank waited for (blocked()). A test() that finds its operation unfinished
+// lets 1 us of virtual time pass, so that polling makes progress.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/comm/communicator.h"
+#include "sim/simgrid/sg_fabric.h"
+
+namespace dsgd::sim::sg {
+
+enum class ComputeModel {
+  flops,     // the trainer's flop counts at the host's speed (deterministic)
+  measured,  // the CPU time this process took for it
+};
+
+class SgCommunicator final : public Communicator {
+ public:
+  // host_flops: the speed of the rank's host, flop/s.
+  SgCommunicator(int rank, int world, SgFabric& fabric, ComputeModel compute, double host_flops,
+                 double straggler);
+
+  int rank() const override { return rank_; }
+  int size() const override { return world_; }
+  const char* backend() const override { return "simgrid"; }
+  double model_s() const override;
+
+  void on_compute(double measured_s, double flops) override;
+  double compute_model_s(double flops) const override;
+  void advance_model_to(double t) override;
+
+  // What the rank waits for now ("rank 0 waits in recv from rank 1, tag 0"), or "".
+  const std::string& blocked() const { return blocked_; }
+
+  // Marks the rank blocked in `what` while the caller waits (SgRequest).
+  class Blocked {
+   public:
+    Blocked(SgCommunicator& c, std::string what) : c_(c) { c_.blocked_ = std::move(what); }
+    ~Blocked() { c_.blocked_.clear(); }
+
+   private:
+    SgCommunicator& c_;
+  };
+  SgFabric& fabric() { return fabric_; }
+
+ protected:
+  Request do_isend(std::span<const float> data, int dst, int tag) override;
+  Request do_irecv(std::span<float> data, int src, int tag) override;
+
+ private:
+  int rank_, world_;
+  SgFabric& fabric_;
+  ComputeModel compute_;
+  double host_flops_;
+  double straggler_;
+  std::vector<uint64_t> send_seq_;  // per destination: messages sent so far (events)
+  std::string blocked_;
+};
+
+}  // namespace dsgd::sim::sg

@@ -1,0 +1,270 @@
+// The SimGrid backend (sim/simgrid): the conformance suite's point-to-point and collective
+// checks on S4U actors, MPI's eager limit, message times against dsgd's alpha-beta model
+// (exact where no link carries two messages at once; SimGrid's fair sharing where one
+// does), and `dsgd train --backend simgrid` against simulated nodes, bit for bit. SimGrid's
+// engine starts once per process: each simulation runs in a child process of its own.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli_runner.h"
+#include "core/comm/collectives.h"
+#include "core/comm/cost_model.h"
+#include "core/errors.h"
+#include "skip.h"
+#include "tests/conformance/communicator_suite.h"
+
+#ifdef DSGD_HAVE_SIMGRID
+#include "sim/simgrid/sg_cluster.h"
+#endif
+
+using namespace dsgd;
+
+namespace {
+
+#ifdef DSGD_HAVE_SIMGRID
+
+// Runs `body` in a child process and returns what it returned, or "error: " and what it
+// threw. The child writes through a pipe and exits; the parent waits for it.
+std::string in_child(const std::function<std::string()>& body) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  std::fflush(nullptr);  // what the parent printed is not printed again by the child
+  std::cout.flush();
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    try {
+      out = body();
+    } catch (const std::exception& e) {
+      out = std::string("error: ") + e.what();
+    }
+    for (size_t done = 0; done < out.size();) {
+      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  INFO(out);
+  REQUIRE(WIFEXITED(status));
+  return out;
+}
+
+sim::ClusterOptions cluster(int nodes, sim::Topology topology = sim::Topology::mesh,
+                            double latency_s = 0, double bandwidth_Bps = 0) {
+  sim::ClusterOptions o{.nodes = nodes};
+  o.network.topology = topology;
+  o.network.link = {.latency_s = latency_s, .bandwidth_Bps = bandwidth_Bps};
+  return o;
+}
+
+// The conformance suite but its deadline check (no wall-clock deadlines in virtual time):
+// every failure, one per line; "" when all passed.
+std::string conformance_failures(int world) {
+  std::vector<conformance::Report> reports;
+  for (int r = 0; r < world; ++r)
+    reports.emplace_back(fmt::format("R={} rank {}", world, r));
+  sim::sg::run_simgrid(cluster(world), [&](Communicator& comm) {
+    conformance::Report& report = reports[comm.rank()];
+    conformance::check_send_recv(comm, report);
+    conformance::check_isend_irecv(comm, report);
+    conformance::check_any_source(comm, report);
+    conformance::check_tags_and_order(comm, report);
+    conformance::check_size_mismatch(comm, report);
+    conformance::check_collective_arguments(comm, report);
+    conformance::check_collectives(comm, report);
+    conformance::check_large_collectives(comm, report);
+  });
+  std::string out;
+  for (const conformance::Report& report : reports) {
+    if (report.checks() == 0) out += report.who() + ": no checks ran\n";
+    for (const std::string& failure : report.failures())
+      out += failure + "\n";
+  }
+  return out;
+}
+
+#endif
+
+}  // namespace
+
+#ifdef DSGD_HAVE_SIMGRID
+
+TEST_CASE("SimGrid backend passes the Communicator conformance suite", "[simgrid]") {
+  for (int world : {1, 2, 3, 4, 5, 8}) {
+    INFO("R = " << world);
+    CHECK(in_child([&] { return conformance_failures(world); }) == "");
+  }
+}
+
+TEST_CASE(
+    "SimGrid: a message takes its latency and transfer time, and two at once share a "
+    "switch uplink",
+    "[simgrid]") {
+  const double latency = 1e-3, bandwidth = 1e8;  // 1 ms, 100 MB/s
+  const size_t floats = 250'000;                 // 1 MB: 10 ms on the wire
+  auto arrivals = [&](sim::Topology topology) {
+    return in_child([&] {
+      std::vector<double> at(3, 0);
+      sim::sg::run_simgrid(cluster(3, topology, latency, bandwidth), [&](Communicator& comm) {
+        std::vector<float> data(floats, 1.0f);
+        if (comm.rank() == 0) {
+          Request a = comm.isend(data, 1), b = comm.isend(data, 2);
+          comm.wait(a), comm.wait(b);
+        } else {
+          comm.recv(data, 0);
+          at[comm.rank()] = comm.model_s();
+        }
+      });
+      return fmt::format("{:.9f} {:.9f}", at[1], at[2]);
+    });
+  };
+  // A mesh gives each pair its own link: both arrive after 1 + 10 ms. On a switch both
+  // messages leave through rank 0's one uplink, which SimGrid shares between them: both
+  // arrive after 1 + 20 ms (dsgd's own model sends them one after the other: 11 and 21 ms).
+  CHECK(arrivals(sim::Topology::mesh) == "0.011000000 0.011000000");
+  CHECK(arrivals(sim::Topology::switch_) == "0.021000000 0.021000000");
+}
+
+TEST_CASE("SimGrid: ring all_reduce takes what dsgd's cost model predicts, within 1 %",
+          "[simgrid]") {
+  const double latency = 50e-6, bandwidth = 1.25e9;  // 50 us, 10 Gbit/s
+  for (auto topology : {sim::Topology::mesh, sim::Topology::switch_})
+    for (int world : {2, 4, 7, 16})
+      for (size_t bytes : {size_t{4096}, size_t{1} << 20, size_t{16} << 20}) {
+        const double predicted =
+            collective_cost(CollectiveOp::all_reduce, Algorithm::ring, world, bytes)
+                .predict_s(latency, bandwidth);
+        const std::string took = in_child([&] {
+          double end = 0;
+          sim::sg::run_simgrid(
+              cluster(world, topology, latency, bandwidth), [&](Communicator& comm) {
+                std::vector<float> data(bytes / 4, 1.0f);
+                all_reduce(comm, data, ReduceOp::SUM, {.algorithm = Algorithm::ring});
+                if (data[0] != world) throw std::runtime_error("wrong sum");
+                end = std::max(end, comm.model_s());
+              });
+          return fmt::format("{:.12f}", end);
+        });
+        INFO(sim::to_string(topology) << ", R = " << world << ", " << bytes << " bytes: took "
+                                      << took << " s, predicted " << predicted << " s");
+        REQUIRE(took.find("error") == std::string::npos);
+        CHECK(std::stod(took) == Approx(predicted).epsilon(0.01));
+      }
+}
+
+TEST_CASE("SimGrid: two blocking sends above the eager limit deadlock, below it they pass",
+          "[simgrid]") {
+  auto exchange = [](size_t floats) {
+    return in_child([floats] {
+      sim::sg::run_simgrid(cluster(2), [&](Communicator& comm) {
+        std::vector<float> out(floats, 1.0f), in(floats);
+        comm.send(out, 1 - comm.rank());
+        comm.recv(in, 1 - comm.rank());
+      });
+      return std::string("completed");
+    });
+  };
+  CHECK(exchange(1000) == "completed");  // 4 KB, copied
+  const std::string big = exchange(100'000);
+  CHECK_THAT(big, Catch::Contains("error: deadlock: every running rank is blocked"));
+  CHECK_THAT(big, Catch::Contains("rank 0 waits in send to rank 1, tag 0 (400000 bytes, over the "
+                                  "eager limit of 65536 bytes"));
+  CHECK_THAT(big, Catch::Contains("rank 1 waits in send to rank 0"));
+}
+
+TEST_CASE("SimGrid: a rendezvous send whose request is dropped delivers what its buffer held",
+          "[simgrid]") {
+  const std::string got = in_child([] {
+    float first = 0;
+    sim::sg::run_simgrid(cluster(2), [&](Communicator& comm) {
+      std::vector<float> data(100'000, comm.rank() == 0 ? 5.0f : 0.0f);
+      if (comm.rank() == 0) {
+        comm.isend(data, 1);  // above the eager limit; its request is dropped at once
+        std::fill(data.begin(), data.end(), -1.0f);
+      } else {
+        comm.recv(data, 0);
+        first = data[0];
+      }
+    });
+    return fmt::format("{}", first);
+  });
+  CHECK(got == "5");
+}
+
+TEST_CASE("SimGrid: a rank's error ends the run and names it, and a process runs one simulation",
+          "[simgrid]") {
+  const std::string failed = in_child([] {
+    sim::sg::run_simgrid(cluster(3), [](Communicator& comm) {
+      std::vector<float> one(1), two(2);
+      if (comm.rank() == 0) comm.send(one, 1);
+      if (comm.rank() == 1) comm.recv(two, 0);
+      if (comm.rank() == 2) comm.recv(one, 0);  // never sent: killed when rank 1 fails
+    });
+    return std::string("completed");
+  });
+  CHECK(failed ==
+        "error: rank 1: recv buffer holds 2 floats but the message from rank 0 (tag 0) has 1 "
+        "floats; size the buffer to match the send");
+  const std::string second = in_child([] {
+    sim::sg::run_simgrid(cluster(1), [](Communicator&) {});
+    sim::sg::run_simgrid(cluster(1), [](Communicator&) {});
+    return std::string("ran twice");
+  });
+  CHECK_THAT(second, Catch::Contains("SimGrid runs one simulation per process"));
+}
+
+TEST_CASE(
+    "dsgd train --backend simgrid ends with the parameters of simulated nodes, bit for "
+    "bit, and refuses what it does not model",
+    "[simgrid][cli]") {
+  dsgd::test::TempDir dir;
+  const std::string flags =
+      "train --steps 30 --nodes 5 --latency 1ms --bandwidth 1Gbit --allreduce ring --save ";
+  const dsgd::test::CliResult on_sim = dsgd::test::run_dsgd(flags + (dir / "sim.npz"));
+  const dsgd::test::CliResult on_sg =
+      dsgd::test::run_dsgd(flags + (dir / "sg.npz") + " --backend simgrid");
+  INFO(on_sim.err << on_sg.err);
+  REQUIRE(on_sim.exit_code == 0);
+  REQUIRE(on_sg.exit_code == 0);
+  CHECK(dsgd::test::read_text(dir / "sim.npz") == dsgd::test::read_text(dir / "sg.npz"));
+  CHECK_THAT(on_sg.out, Catch::Contains("dsgd train on 5 SimGrid ranks (virtual time)"));
+  CHECK_THAT(on_sg.out, Catch::Contains("SimGrid's CM02 links"));
+  for (const char* refused : {"--jitter 1ms", "--bucket-mb 1", "--crash 1@3", "--topology racks"}) {
+    const dsgd::test::CliResult r =
+        dsgd::test::run_dsgd(std::string("train --steps 3 --backend simgrid ") + refused);
+    INFO(refused << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--backend simgrid") && Catch::Contains("--backend sim"));
+  }
+}
+
+#else
+
+TEST_CASE("SimGrid backend", "[simgrid]") {
+  DSGD_SKIP_UNLESS("simgrid", false,
+                   "this build has no SimGrid backend (apt-get install libsimgrid-dev)");
+}
+
+#endif
