@@ -213,6 +213,61 @@ TEST_CASE("SimGrid: a rendezvous send whose request is dropped delivers what its
   CHECK(got == "5");
 }
 
+TEST_CASE("SimGrid: MPI's timing and matching rules, as on simulated nodes", "[simgrid]") {
+  const double latency = 1e-3, bandwidth = 1e8;  // 1 ms, 100 MB/s
+  const std::string got = in_child([&] {
+    std::vector<double> t(6, -1);
+    float first_source = -1, after_drop = -1;
+    sim::sg::run_simgrid(
+        cluster(3, sim::Topology::mesh, latency, bandwidth), [&](Communicator& comm) {
+          std::vector<float> big(250'000, 1.0f), small(1, float(comm.rank()));  // 1 MB: 10 ms
+          if (comm.rank() == 1) {
+            // Above the eager limit, received at once: it ends when it has arrived (11 ms).
+            comm.send(big, 0);
+            t[0] = comm.model_s();
+            // Received only at 50 ms: it ends then, though its bytes arrived at 22 ms.
+            comm.send(big, 0, 1);
+            t[1] = comm.model_s();
+            comm.send(big, 0, 2);  // a big one, then ...
+          } else if (comm.rank() == 2) {
+            comm.send(small, 0, 3);  // ... a small one from another rank: it arrives first
+            comm.send(small, 0, 4);
+            comm.send(std::vector<float>{42}, 0, 4);
+          } else {
+            comm.recv(big, 1);
+            t[2] = comm.model_s();
+            comm.advance_model_to(0.05);
+            comm.recv(big, 1, 1);
+            Status s;
+            std::vector<float> one(1);
+            // Any source, tags 2 or 3 asked for in turn: the small message arrived first.
+            Request a = comm.irecv(big, 1, 2);
+            s = comm.recv(one, kAnySource, 3);
+            first_source = static_cast<float>(s.source);
+            comm.wait(a);
+            { Request dropped = comm.irecv(one, 2, 4); }  // dropped: it still takes a message
+            comm.recv(one, 2, 4);
+            after_drop = one[0];
+            // A poll that never ends: a TimeoutError after the timeout, in virtual time.
+            comm.set_timeout(std::chrono::milliseconds(5));
+            Request never = comm.irecv(one, 2, 9);
+            t[4] = comm.model_s();
+            try {
+              while (!comm.test(never)) {
+              }
+            } catch (const TimeoutError& e) {
+              t[3] = comm.model_s();
+            }
+          }
+        });
+    return fmt::format("{:.6f} {:.6f} {:.6f} {} {} {:.4f}", t[0], t[1], t[2], first_source,
+                       after_drop, t[3] - t[4]);
+  });
+  // 11 ms; 50 ms; 11 ms; rank 2 first; the message after the dropped receive's; the poll
+  // ended 5 ms (and one poll) after it began.
+  CHECK(got == "0.011000 0.050000 0.011000 2 42 0.0050");
+}
+
 TEST_CASE("SimGrid: a rank's error ends the run and names it, and a process runs one simulation",
           "[simgrid]") {
   const std::string failed = in_child([] {

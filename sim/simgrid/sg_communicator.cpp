@@ -1,7 +1,12 @@
 #include "sim/simgrid/sg_communicator.h"
 
 #include <algorithm>
+#include <chrono>
 
+#include <fmt/format.h>
+
+#include "core/comm/collective_tags.h"
+#include "core/errors.h"
 #include "core/message_events.h"
 #include "sim/wait_text.h"
 
@@ -13,13 +18,33 @@ namespace {
 
 // A test() that finds its operation unfinished lets this much virtual time pass (SMPI's
 // smpi/test does the same), so that a loop polling test() lets the other actors, and time,
-// move on.
+// move on; a loop that polls for longer than the communicator's timeout of virtual time
+// gets a TimeoutError, as a wait past its deadline does on the other backends.
 constexpr double kTestDelayS = 1e-6;
 
-bool unfinished() {
-  sg4::this_actor::sleep_for(kTestDelayS);
-  return false;
-}
+class Polls {
+ public:
+  // false after letting kTestDelayS pass; TimeoutError once polling has lasted too long.
+  bool unfinished(const SgCommunicator& comm, bool recv, int peer, int tag) {
+    const double now = sg4::Engine::get_clock();
+    if (first_s_ < 0) first_s_ = now;
+    const double limit_s = std::chrono::duration<double>(comm.timeout()).count();
+    if (now - first_s_ > limit_s) {
+      const std::string who = peer == kAnySource ? "any rank" : fmt::format("rank {}", peer);
+      throw TimeoutError(
+          fmt::format("rank {}: {} {} {} ({}) passed its deadline ({:g} s of virtual time "
+                      "polling test()); is {} alive and {}?",
+                      comm.rank(), recv ? "recv" : "send", recv ? "from" : "to", who, tag_text(tag),
+                      limit_s, who, recv ? "sending" : "receiving"),
+          peer);
+    }
+    sg4::this_actor::sleep_for(kTestDelayS);
+    return false;
+  }
+
+ private:
+  double first_s_ = -1;
+};
 
 class SendRequest final : public RequestImpl {
  public:
@@ -35,7 +60,8 @@ class SendRequest final : public RequestImpl {
     return status();
   }
   bool test(Status* status) override {
-    if (!comm_.fabric().try_complete(*m_)) return unfinished();
+    if (!comm_.fabric().try_complete(*m_))
+      return polls_.unfinished(comm_, false, m_->dest, m_->tag);
     *status = this->status();
     return true;
   }
@@ -44,14 +70,13 @@ class SendRequest final : public RequestImpl {
   Status status() const { return {comm_.rank(), m_->tag, m_->count}; }
   SgCommunicator& comm_;
   std::shared_ptr<SgMessage> m_;
+  Polls polls_;
 };
 
 class RecvRequest final : public RequestImpl {
  public:
   RecvRequest(SgCommunicator& comm, std::shared_ptr<SgReceive> r) : comm_(comm), r_(std::move(r)) {}
-  ~RecvRequest() override {
-    if (!r_->message) comm_.fabric().forget(*r_);
-  }
+  ~RecvRequest() override { comm_.fabric().abandon(*r_); }
   Status wait_until(Clock::time_point) override {
     if (!done_) {
       {
@@ -63,7 +88,8 @@ class RecvRequest final : public RequestImpl {
     return status();
   }
   bool test(Status* status) override {
-    if (!done_ && !comm_.fabric().try_complete(*r_)) return unfinished();
+    if (!done_ && !comm_.fabric().try_complete(*r_))
+      return polls_.unfinished(comm_, true, r_->source, r_->tag);
     if (!done_) finish();
     *status = this->status();
     return true;
@@ -82,6 +108,7 @@ class RecvRequest final : public RequestImpl {
   SgCommunicator& comm_;
   std::shared_ptr<SgReceive> r_;
   bool done_ = false;
+  Polls polls_;
 };
 
 }  // namespace

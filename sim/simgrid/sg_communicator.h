@@ -4,7 +4,8 @@
 // straggler's times the factor. Blocking calls have no wall-clock deadline: a wait that
 // can never end is a deadlock SimGrid finds once every actor waits, and the run reports
 // what each rank waited for (blocked()). A test() that finds its operation unfinished
-// lets 1 us of virtual time pass, so that polling makes progress.
+// lets 1 us of virtual time pass, so that polling makes progress, and fails with a
+// TimeoutError once a loop has polled for longer than the timeout, in virtual time.
 #pragma once
 
 #include <cstdint>

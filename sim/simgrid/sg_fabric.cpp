@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -39,18 +39,22 @@ std::shared_ptr<SgMessage> SgFabric::send(int source, int dest, int tag,
     else
       m->from = data.data();
   }
-  if (m->eager) start_transfer(m);
-  Inbox& inbox = inboxes_[dest];
+  start_transfer(m);
+  return m;
+}
+
+void SgFabric::arrive(const std::shared_ptr<SgMessage>& m) {
+  Inbox& inbox = inboxes_[m->dest];
   const auto r = std::find_if(inbox.posted.begin(), inbox.posted.end(),
                               [&](const auto& p) { return takes(*p, *m); });
   if (r == inbox.posted.end()) {
     inbox.unexpected.push_back(m);
-    return m;
+  } else {
+    const std::shared_ptr<SgReceive> receive = *r;
+    inbox.posted.erase(r);
+    match(*receive, m);
   }
-  const std::shared_ptr<SgReceive> receive = *r;
-  inbox.posted.erase(r);
-  match(*receive, m);
-  return m;
+  wake(m->dest);
 }
 
 std::shared_ptr<SgReceive> SgFabric::post(int rank, int source, int tag, std::span<float> buffer) {
@@ -72,9 +76,10 @@ std::shared_ptr<SgReceive> SgFabric::post(int rank, int source, int tag, std::sp
   return r;
 }
 
-void SgFabric::forget(const SgReceive& receive) {
-  auto& posted = inboxes_[receive.rank].posted;
-  std::erase_if(posted, [&](const auto& p) { return p.get() == &receive; });
+void SgFabric::abandon(SgReceive& r) {
+  if (r.message) return;
+  r.own.resize(r.buffer.size());  // it stays posted, as a dropped MPI receive does
+  r.buffer = r.own;
 }
 
 void SgFabric::match(SgReceive& r, const std::shared_ptr<SgMessage>& m) {
@@ -90,29 +95,24 @@ void SgFabric::match(SgReceive& r, const std::shared_ptr<SgMessage>& m) {
   }
   m->from = nullptr;
   std::vector<float>().swap(m->copy);
-  if (!m->eager) start_transfer(m);
-  wake(m->dest);
-  wake(m->source);
+  if (!m->eager) wake(m->source);  // a rendezvous send ends at its match
 }
 
 void SgFabric::wake(int rank) {
-  Inbox& inbox = inboxes_[rank];
-  std::unique_lock lock(*inbox.mutex);
-  inbox.matched->notify_all();
+  if (sg4::Actor* waiter = std::exchange(inboxes_[rank].waiter, nullptr)) waiter->resume();
 }
 
 void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
-  m->started = true;
   if (m->source == m->dest) {  // to itself: no link
     m->arrival_s = sg4::Engine::get_clock();
+    arrive(m);
     return;
   }
   const int world = static_cast<int>(hosts_.size());
   Stream& stream = streams_[uint64_t(m->source) * world + m->dest];
-  std::unique_lock lock(*stream.mutex);
   stream.queue.push_back(m);
   if (stream.pumped) {
-    stream.more->notify_all();
+    if (sg4::Actor* idle = std::exchange(stream.idle, nullptr)) idle->resume();
     return;
   }
   stream.pumped = true;
@@ -124,40 +124,34 @@ void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
 
 void SgFabric::pump(int source, int dest, Stream& stream) {
   for (;;) {
-    std::shared_ptr<SgMessage> m;
-    {
-      std::unique_lock lock(*stream.mutex);
-      while (stream.queue.empty())
-        stream.more->wait(lock);
-      m = stream.queue.front();
+    while (stream.queue.empty()) {
+      stream.idle = sg4::Actor::self();
+      sg4::this_actor::suspend();
     }
+    const std::shared_ptr<SgMessage> m = stream.queue.front();
     sg4::Comm::sendto_async(hosts_[source], hosts_[dest], m->count * sizeof(float))->wait();
     m->arrival_s = sg4::Engine::get_clock() + latency_s_;
-    {
-      std::unique_lock lock(*stream.mutex);
-      stream.queue.pop_front();
-    }
-    wake(dest);
+    stream.queue.pop_front();
+    arrive(m);
   }
 }
 
 template <typename Done>
 void SgFabric::block(int rank, Done done) {
-  Inbox& inbox = inboxes_[rank];
-  std::unique_lock lock(*inbox.mutex);
-  while (!done())
-    inbox.matched->wait(lock);
+  while (!done()) {
+    inboxes_[rank].waiter = sg4::Actor::self();
+    sg4::this_actor::suspend();
+  }
 }
 
 void SgFabric::wait(SgReceive& r) {
-  block(r.rank, [&] { return r.message != nullptr && r.message->arrival_s >= 0; });
+  block(r.rank, [&] { return r.message != nullptr; });
   if (r.error) std::rethrow_exception(r.error);
-  const double now = sg4::Engine::get_clock();
-  if (r.message->arrival_s > now) sg4::this_actor::sleep_for(r.message->arrival_s - now);
+  sleep_until(r.message->arrival_s);
 }
 
 bool SgFabric::try_complete(SgReceive& r) {
-  if (!r.message || r.message->arrival_s < 0) return false;
+  if (!r.message) return false;
   if (r.error) std::rethrow_exception(r.error);
   return sg4::Engine::get_clock() >= r.message->arrival_s;
 }
@@ -165,6 +159,7 @@ bool SgFabric::try_complete(SgReceive& r) {
 void SgFabric::wait(SgMessage& m) {
   if (m.eager) return;
   block(m.source, [&] { return m.matched; });
+  sleep_until(m.arrival_s);
 }
 
 void SgFabric::abandon(SgMessage& m) {
@@ -174,7 +169,12 @@ void SgFabric::abandon(SgMessage& m) {
 }
 
 bool SgFabric::try_complete(const SgMessage& m) const {
-  return m.eager || m.matched;
+  return m.eager || (m.matched && sg4::Engine::get_clock() >= m.arrival_s);
+}
+
+void SgFabric::sleep_until(double t) {
+  const double now = sg4::Engine::get_clock();
+  if (t > now) sg4::this_actor::sleep_for(t - now);
 }
 
 }  // namespace dsgd::sim::sg
