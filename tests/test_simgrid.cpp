@@ -268,6 +268,32 @@ TEST_CASE("SimGrid: MPI's timing and matching rules, as on simulated nodes", "[s
   CHECK(got == "0.011000 0.050000 0.011000 2 42 0.0050");
 }
 
+TEST_CASE("SimGrid: phantom payloads carry only their size, measured compute its seconds",
+          "[simgrid]") {
+  const std::string got = in_child([] {
+    float received = -1;
+    double at = -1, computed = -1;
+    sim::sg::run_simgrid(cluster(2, sim::Topology::mesh, 1e-3, 1e8),
+                         [&](Communicator& comm) {
+                           std::vector<float> data(250'000, comm.rank() == 0 ? 5.0f : 0.0f);
+                           if (comm.rank() == 0) {
+                             comm.send(data, 1);
+                             comm.on_compute(0.25, 1e12);  // measured: 0.25 s, flops ignored
+                             computed = comm.model_s();
+                           } else {
+                             comm.recv(data, 0);
+                             received = data[0];
+                             at = comm.model_s();
+                           }
+                         },
+                         {.phantom = true, .compute = sim::sg::ComputeModel::measured});
+    return fmt::format("{} {:.6f} {:.6f}", received, at, computed);
+  });
+  // The receive buffer keeps its zeros; the 1 MB still takes 1 + 10 ms; rank 0's rendezvous
+  // send ends when the message has arrived, then 0.25 s of compute.
+  CHECK(got == "0 0.011000 0.261000");
+}
+
 TEST_CASE("SimGrid: a rank's error ends the run and names it, and a process runs one simulation",
           "[simgrid]") {
   const std::string failed = in_child([] {
