@@ -78,7 +78,8 @@ int report_error(const Error& error, int argc, char** argv) {
 }
 
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
-                    const sim::NodeFunction& fn, const RunChecks& checks) {
+                    const sim::NodeFunction& fn, const RunChecks& checks, bool phantom) {
+  (void)phantom;  // SimGrid's alone, which a build may lack
   if (backend == "sim") {
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
@@ -109,7 +110,7 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
     if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
-    sim::sg::run_simgrid(sim_options, fn);
+    sim::sg::run_simgrid(sim_options, fn, {.phantom = phantom});
     return true;
 #else
     throw UsageError(

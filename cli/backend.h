@@ -34,9 +34,11 @@ struct RunChecks {
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the
 // outputs. UsageError for an unknown backend or one this build lacks.
 // With "mpi" (mpi::run_rank, core/mpi/run_rank.h: how a failure ends the job),
-// sim_options gives the timeout and the event sink only.
+// sim_options gives the timeout and the event sink only. `phantom`: SimGrid's phantom
+// payloads (sim::RunSpec::phantom); the other backends refuse it before they get here.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
-                    const sim::NodeFunction& fn, const RunChecks& checks = {});
+                    const sim::NodeFunction& fn, const RunChecks& checks = {},
+                    bool phantom = false);
 
 // Prints `error` as dsgd's one line on stderr and returns its exit code. On a rank of a
 // launcher's job that asked for --backend mpi (`argv`) before MPI started, the job's ranks

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "sim/run_flags.h"
@@ -21,8 +22,10 @@ struct BenchFlags {
   std::string algorithm = "auto";
   std::string min_bytes = "4K", max_bytes = "64M";
   double step_factor = 2;
-  int iters = 20;
-  int warmup = 5;
+  // kNotGiven: 20 and 5; 1 and 0 on --backend simgrid, where every iteration is the same.
+  static constexpr int kNotGiven = std::numeric_limits<int>::min();
+  int iters = kNotGiven;
+  int warmup = kNotGiven;
   std::string reduce_op = "sum";
   int root = 0;
   std::string json;

@@ -59,8 +59,9 @@ std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
 // "... on 4 SimGrid ranks", "... on 4 MPI ranks".
 std::string what_ran(const sim::RunSpec& spec, int world) {
   if (spec.backend == sim::Backend::simgrid)
-    return fmt::format("dsgd train on {} SimGrid rank{} (virtual time)", world,
-                       world == 1 ? "" : "s");
+    return fmt::format("dsgd train on {} SimGrid rank{} (virtual time{})", world,
+                       world == 1 ? "" : "s",
+                       spec.phantom ? "; phantom payloads: sizes only, nothing averaged" : "");
   const bool sim = spec.backend == sim::Backend::sim;
   const int first = sim ? spec.cluster.nodes : world;
   return fmt::format("dsgd train on {} {} {}{}", first, sim ? "simulated" : "MPI",
@@ -111,7 +112,7 @@ bool run_ranks(TrainRun& run) {
                             run.plan.resume ? &run.plan.resume->state : nullptr);
         if (comm.rank() == 0) run.rank0.result = std::move(r), run.rank0.finished = true;
       },
-      checks);
+      checks, run.spec.phantom);
 }
 
 // --elastic: rounds of simulated nodes until one ends without a crash. Rank 0's result then

@@ -24,6 +24,7 @@ namespace dsgd::sim {
 RunFlags run_flags(const RunSpec& d) {
   RunFlags f;
   f.backend = to_string(d.backend);
+  f.payload = d.phantom ? "phantom" : "real";
   f.model = d.model;
   f.data = d.data;
   f.batch = d.batch;
@@ -202,6 +203,12 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
     app.add_option("--backend", flags.backend,
                    "sim (simulated nodes over loopback TCP), mpi, or simgrid (virtual time)")
         ->check(CLI::IsMember({"sim", "mpi", "simgrid"}))
+        ->capture_default_str();
+  if (groups & kBackendFlag)
+    app.add_option("--payload", flags.payload,
+                   "real (messages carry the floats) or phantom (--backend simgrid: sizes only, "
+                   "reductions skipped, buffers shared; for thousands of ranks)")
+        ->check(CLI::IsMember({"real", "phantom"}))
         ->capture_default_str();
   if (groups & kTrainingFlags) add_training_flags(app, flags, defaults);
   if (groups & kClusterFlags) add_cluster_flags(app, flags, defaults);
@@ -527,6 +534,12 @@ void check_device(const std::string& device) {
 
 void read_training(const RunFlags& f, RunSpec& s) {
   s.backend = parse_backend(f.backend);
+  s.phantom = f.payload == "phantom";
+  if (s.phantom && s.backend != Backend::simgrid)
+    throw UsageError(fmt::format(
+        "--payload phantom runs on --backend simgrid only (the {} backend moves real bytes): "
+        "add --backend simgrid, or drop --payload",
+        to_string(s.backend)));
   if (ModelSpec::parse(f.model).kind == ModelSpec::Kind::cnn && f.device != "cpu")
     throw UsageError(fmt::format(
         "--model {} runs on --device cpu only: the CUDA device builds MLPs; drop --device or "

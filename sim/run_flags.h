@@ -23,6 +23,7 @@ namespace dsgd::sim {
 struct RunFlags {
   // [training]
   std::string backend = "sim";
+  std::string payload = "real";
   std::string model, data, init;
   int64_t batch = 0;
   double lr = 0, momentum = 0, weight_decay = 0;
@@ -55,7 +56,7 @@ enum FlagGroup : unsigned {
   kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --timeout --eager-limit
   kOutputFlags = 4,    // --save --metrics --trace
   kCheckpointFlags = 8,
-  kBackendFlag = 16,   // --backend sim|mpi
+  kBackendFlag = 16,   // --backend sim|mpi|simgrid --payload real|phantom
   kElasticFlags = 32,  // --elastic --max-restarts
 };
 

@@ -279,6 +279,7 @@ SgdOptions sgd_from(const json& j, SgdOptions o) {
 RunSpec spec_from(const json& j) {
   RunSpec s;
   s.backend = parse_backend(j.value("backend", std::string("sim")), "backend");
+  s.phantom = j.value("payload", std::string("real")) == "phantom";
   s.model = j.value("model", s.model);
   s.data = j.value("data", s.data);
   s.init = j.value("init", s.init);
@@ -312,6 +313,7 @@ RunSpec spec_from(const json& j) {
 
 std::string run_spec_json(const RunSpec& s) {
   const json j = {{"backend", to_string(s.backend)},
+                  {"payload", s.phantom ? "phantom" : "real"},
                   {"model", s.model},
                   {"data", s.data},
                   {"init", s.init},

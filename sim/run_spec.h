@@ -43,6 +43,9 @@ struct Outputs {
 
 struct RunSpec {
   Backend backend = Backend::sim;
+  // SimGrid only (--payload phantom): messages carry their size alone and reductions are
+  // skipped (Communicator::phantom), for buffers that would not fit once per rank.
+  bool phantom = false;
   // What is trained.
   std::string model = "mlp:64";  // ModelSpec text
   std::string data = "synthetic";

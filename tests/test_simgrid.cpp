@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 #include "core/comm/collectives.h"
@@ -294,6 +295,83 @@ TEST_CASE("SimGrid: phantom payloads carry only their size, measured compute its
   CHECK(got == "0 0.011000 0.261000");
 }
 
+TEST_CASE(
+    "SimGrid: phantom collectives take the time of real ones and leave buffers as they were, "
+    "and RealPayloads carries floats",
+    "[simgrid]") {
+  for (Algorithm algorithm :
+       {Algorithm::naive, Algorithm::ring, Algorithm::tree, Algorithm::halving_doubling}) {
+    auto run = [&](bool phantom) {
+      return in_child([&] {
+        double end = 0;
+        std::string seen;
+        const float* shared = nullptr;
+        sim::sg::run_simgrid(cluster(5, sim::Topology::switch_, 1e-4, 1e9),
+                             [&](Communicator& comm) {
+                               std::vector<float> data(300'000,
+                                                       static_cast<float>(comm.rank() + 1));
+                               all_reduce(comm, data, ReduceOp::AVG, {.algorithm = algorithm});
+                               end = std::max(end, comm.model_s());
+                               std::vector<float> root{comm.rank() == 0 ? 7.0f : 0.0f};
+                               {
+                                 const Communicator::RealPayloads real(comm);
+                                 broadcast(comm, root, 0);
+                               }
+                               if (comm.rank() == 4) seen = fmt::format("{} {}", data[0], root[0]);
+                               if (!phantom) return;
+                               const float* mine = comm.shared_buffer(10).data();
+                               if (shared && mine != shared)
+                                 throw std::runtime_error("ranks do not share their buffer");
+                               shared = mine;
+                             },
+                             {.phantom = phantom});
+        return fmt::format("{:.9f} {}", end, seen);
+      });
+    };
+    const std::string real = run(false), phantom = run(true);
+    INFO(to_string(algorithm) << ": real " << real << ", phantom " << phantom);
+    const std::string time = real.substr(0, real.find(' '));
+    CHECK(real == time + " 3 7");     // the average of 1..5; the broadcast's 7
+    CHECK(phantom == time + " 5 7");  // rank 4's own values, left as they were; the 7 again
+  }
+}
+
+TEST_CASE("SimGrid: a pair's messages arrive in the order they were sent, empty ones too",
+          "[simgrid]") {
+  // An empty message leaves the links the instant the one before it has, so both arrive at
+  // the same virtual time, which must not reorder them (a ring all_reduce of fewer floats
+  // than ranks sends such messages with one tag). Eight ranks send to their right
+  // neighbour at once, so that many arrivals share each instant.
+  const std::vector<size_t> sizes{1, 0, 0, 2, 0, 1, 0, 3, 0};
+  for (double latency : {0.0, 1e-3}) {
+    const std::string got = in_child([&] {
+      std::string seen;
+      sim::sg::run_simgrid(cluster(8, sim::Topology::mesh, latency, 1e9), [&](Communicator& comm) {
+        const int right = (comm.rank() + 1) % 8, left = (comm.rank() + 7) % 8;
+        std::vector<std::vector<float>> out;
+        std::vector<Request> sent;
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          out.emplace_back(sizes[k], static_cast<float>(k));
+          sent.push_back(comm.isend(out.back(), right, 7));
+        }
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          std::vector<float> in(sizes[k], -1.0f);
+          comm.recv(in, left, 7);
+          if (!in.empty() && in[0] != static_cast<float>(k))
+            throw std::runtime_error(
+                fmt::format("rank {}: message {} came out of order", comm.rank(), k));
+        }
+        for (Request& q : sent)
+          q.wait();
+        if (comm.rank() == 3) seen = "in order";
+      });
+      return seen;
+    });
+    INFO("latency " << latency);
+    CHECK(got == "in order");
+  }
+}
+
 TEST_CASE("SimGrid: a rank's error ends the run and names it, and a process runs one simulation",
           "[simgrid]") {
   const std::string failed = in_child([] {
@@ -339,6 +417,44 @@ TEST_CASE(
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("--backend simgrid") && Catch::Contains("--backend sim"));
   }
+}
+
+TEST_CASE(
+    "dsgd bench collective --backend simgrid times in virtual time, as the cost model "
+    "predicts, and phantom payloads take the same time",
+    "[simgrid][cli]") {
+  dsgd::test::TempDir dir;
+  const std::string flags =
+      "bench collective --backend simgrid --algorithm ring --nodes 6 --latency 1ms "
+      "--bandwidth 1Gbit --min-bytes 64K --max-bytes 4M --step-factor 8 --json ";
+  const dsgd::test::CliResult real = dsgd::test::run_dsgd(flags + (dir / "real.json"));
+  const dsgd::test::CliResult phantom =
+      dsgd::test::run_dsgd(flags + (dir / "phantom.json") + " --payload phantom");
+  INFO(real.out << real.err << phantom.out << phantom.err);
+  REQUIRE(real.exit_code == 0);
+  REQUIRE(phantom.exit_code == 0);
+  const auto a = nlohmann::json::parse(dsgd::test::read_text(dir / "real.json"));
+  const auto b = nlohmann::json::parse(dsgd::test::read_text(dir / "phantom.json"));
+  CHECK(a["virtual_time"] == true);
+  CHECK(a["payload"] == "real");
+  CHECK(b["payload"] == "phantom");
+  CHECK(a["wrong"] == 0);
+  CHECK(b["wrong"].is_null());
+  CHECK(a["iters"] == 1);
+  REQUIRE(a["rows"].size() == 3);
+  REQUIRE(b["rows"].size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& row = a["rows"][i];
+    INFO(row.dump());
+    CHECK(std::abs(row["error_pct"].get<double>()) < 1.0);
+    CHECK(row["wall_s"].get<double>() >= 0);
+    CHECK(b["rows"][i]["time_us"] == row["time_us"]);
+  }
+  CHECK_THAT(phantom.out, Catch::Contains("results not checked (phantom payloads"));
+  const dsgd::test::CliResult refused =
+      dsgd::test::run_dsgd("bench collective --payload phantom --nodes 2");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("--payload phantom runs on --backend simgrid only"));
 }
 
 #else

@@ -22,16 +22,27 @@ float bench_input(int r, size_t i) {
 }
 
 BenchCase::BenchCase(CollectiveOp op, ReduceOp reduce_op, int root, int world, int rank)
-    : op_(op), reduce_op_(reduce_op), root_(root), world_(world), rank_(rank), inputs_(world) {
-  for (int r = 0; r < world; ++r)
+    : op_(op), reduce_op_(reduce_op), root_(root), world_(world), rank_(rank) {}
+
+std::array<float, 13> BenchCase::inputs(int r) {
+  std::array<float, 13> t;
+  for (size_t k = 0; k < 13; ++k)
+    t[k] = bench_input(r, k);
+  return t;
+}
+
+const std::array<float, 13>& BenchCase::reduced() const {
+  if (reduced_) return *reduced_;
+  std::array<float, 13> acc = inputs(0);
+  for (int r = 1; r < world_; ++r) {
+    const std::array<float, 13> in = inputs(r);
     for (size_t k = 0; k < 13; ++k)
-      inputs_[r][k] = bench_input(r, k);
-  for (size_t k = 0; k < 13; ++k) {
-    float acc = inputs_[0][k];
-    for (int r = 1; r < world; ++r)
-      acc = reduce_pair(acc, inputs_[r][k], reduce_op);
-    reduced_[k] = reduce_op == ReduceOp::AVG ? acc / static_cast<float>(world) : acc;
+      acc[k] = reduce_pair(acc[k], in[k], reduce_op_);
   }
+  if (reduce_op_ == ReduceOp::AVG)
+    for (float& v : acc)
+      v /= static_cast<float>(world_);
+  return reduced_.emplace(acc);
 }
 
 size_t BenchCase::resize(size_t bytes) {
@@ -42,54 +53,69 @@ size_t BenchCase::resize(size_t bytes) {
   return count_ * sizeof(float);
 }
 
-void BenchCase::fill(std::vector<float>& v, size_t n, int r, size_t first_index) const {
-  v.resize(n);
-  const std::array<float, 13>& t = inputs_[r];
-  size_t k = first_index % 13;
-  for (size_t i = 0; i < n; ++i) {
-    v[i] = t[k];
+void BenchCase::fill(std::span<float> v, int r) const {
+  const std::array<float, 13> t = inputs(r);
+  size_t k = 0;
+  for (float& x : v) {
+    x = t[k];
     if (++k == 13) k = 0;
   }
 }
 
-void BenchCase::reset() {
+std::pair<size_t, size_t> BenchCase::buffer_sizes() const {
   const size_t c = per_rank_;
+  const bool root = rank_ == root_;
   switch (op_) {
     case CollectiveOp::all_reduce:
     case CollectiveOp::reduce:
-      fill(a_, count_, rank_, 0);
-      break;
+    case CollectiveOp::broadcast:
+      return {count_, 0};
+    case CollectiveOp::gather:
+      return {c, root ? count_ : 0};
+    case CollectiveOp::all_gather:
+      return {c, count_};
+    case CollectiveOp::scatter:
+      return {root ? count_ : 0, c};
+    case CollectiveOp::reduce_scatter:
+      return {count_, c};
+    case CollectiveOp::barrier:
+      return {0, 0};
+  }
+  return {0, 0};
+}
+
+void BenchCase::reset() {
+  const auto [na, nb] = buffer_sizes();
+  if (shared_) {
+    const std::span<float> both = shared_->shared_buffer(na + nb);
+    a_ = both.first(na);
+    b_ = both.subspan(na, nb);
+    return;
+  }
+  a_store_.resize(na);
+  b_store_.assign(nb, kUnset);
+  a_ = a_store_;
+  b_ = b_store_;
+  switch (op_) {
     case CollectiveOp::broadcast:
       if (rank_ == root_)
-        fill(a_, count_, rank_, 0);
+        fill(a_, rank_);
       else
-        a_.assign(count_, kUnset);
-      break;
-    case CollectiveOp::gather:
-      fill(a_, c, rank_, 0);
-      b_.assign(rank_ == root_ ? count_ : 0, kUnset);
-      break;
-    case CollectiveOp::all_gather:
-      fill(a_, c, rank_, 0);
-      b_.assign(count_, kUnset);
+        std::fill(a_.begin(), a_.end(), kUnset);
       break;
     case CollectiveOp::scatter:
       // Row i of the root's send is what rank i's own input would be.
-      a_.resize(rank_ == root_ ? count_ : 0);
-      if (rank_ == root_) {
-        std::vector<float> row;
-        for (int r = 0; r < world_; ++r) {
-          fill(row, c, r, 0);
-          std::copy(row.begin(), row.end(), a_.begin() + r * c);
-        }
-      }
-      b_.assign(c, kUnset);
-      break;
-    case CollectiveOp::reduce_scatter:
-      fill(a_, count_, rank_, 0);
-      b_.assign(c, kUnset);
+      for (int r = 0; rank_ == root_ && r < world_; ++r)
+        fill(a_.subspan(r * per_rank_, per_rank_), r);
       break;
     case CollectiveOp::barrier:
+      break;
+    case CollectiveOp::all_reduce:
+    case CollectiveOp::reduce:
+    case CollectiveOp::gather:
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      fill(a_, rank_);
       break;
   }
 }
@@ -143,36 +169,41 @@ uint64_t BenchCase::mismatches(const float* out, size_t n, const std::array<floa
 }
 
 uint64_t BenchCase::count_wrong() const {
+  if (shared_) return 0;  // phantom payloads: nothing to check
   const size_t c = per_rank_;
   switch (op_) {
     case CollectiveOp::all_reduce:
-      return mismatches(a_.data(), count_, reduced_, 0);
+      return mismatches(a_.data(), count_, reduced(), 0);
     case CollectiveOp::reduce:
-      return mismatches(a_.data(), count_, rank_ == root_ ? reduced_ : inputs_[rank_], 0);
+      return mismatches(a_.data(), count_, rank_ == root_ ? reduced() : inputs(rank_), 0);
     case CollectiveOp::broadcast: {
       // Exact copies: compare as data, whatever the reduce op.
       uint64_t wrong = 0;
+      const std::array<float, 13> in = inputs(root_);
       for (size_t i = 0; i < count_; ++i)
-        wrong += a_[i] != inputs_[root_][i % 13];
+        wrong += a_[i] != in[i % 13];
       return wrong;
     }
     case CollectiveOp::gather:
     case CollectiveOp::all_gather: {
       if (op_ == CollectiveOp::gather && rank_ != root_) return 0;
       uint64_t wrong = 0;
-      for (int r = 0; r < world_; ++r)
+      for (int r = 0; r < world_; ++r) {
+        const std::array<float, 13> in = inputs(r);
         for (size_t i = 0; i < c; ++i)
-          wrong += b_[r * c + i] != inputs_[r][i % 13];
+          wrong += b_[r * c + i] != in[i % 13];
+      }
       return wrong;
     }
     case CollectiveOp::scatter: {
       uint64_t wrong = 0;
+      const std::array<float, 13> in = inputs(rank_);
       for (size_t i = 0; i < c; ++i)
-        wrong += b_[i] != inputs_[rank_][i % 13];
+        wrong += b_[i] != in[i % 13];
       return wrong;
     }
     case CollectiveOp::reduce_scatter:
-      return mismatches(b_.data(), c, reduced_, rank_ * c);
+      return mismatches(b_.data(), c, reduced(), rank_ * c);
     case CollectiveOp::barrier:
       return 0;
   }

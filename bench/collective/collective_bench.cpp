@@ -33,13 +33,20 @@ constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps
 // returns it. A barrier alone does not: ranks leave it up to one latency apart when they
 // entered it unevenly (after naive, rank 0 is a latency ahead), and the early ones would be
 // charged the wait. Instead rank 0 names a start `lead_s` ahead once all have arrived, and
-// each rank sleeps until then; a rank that hears of it late is charged the delay.
-double start_together(Communicator& comm, double lead_s) {
+// each rank sleeps until then; a rank that hears of it late is charged the delay. In
+// virtual time the same, on the model's clock: each rank's clock moves to the start.
+double start_together(Communicator& comm, double lead_s, bool virtual_time) {
+  const Communicator::RealPayloads real(comm);  // the start time must arrive
   barrier(comm);
   std::array<float, 2> message{};  // a double, bit for bit
-  if (comm.rank() == 0) message = std::bit_cast<std::array<float, 2>>(comm.wall_s() + lead_s);
+  const double now_s = virtual_time ? comm.model_s() : comm.wall_s();
+  if (comm.rank() == 0) message = std::bit_cast<std::array<float, 2>>(now_s + lead_s);
   broadcast(comm, message, 0);
   const double start_s = std::bit_cast<double>(message);
+  if (virtual_time) {
+    comm.advance_model_to(start_s);
+    return start_s;
+  }
   // Yield until the start, sleeping only when it is further off: a thread woken from sleep
   // runs some 50 us late here, and a virtual CPU that went idle is slow to come back
   // (4 KiB on 4 nodes measured 180-200 us after a sleep, 145-150 us after yielding), which
@@ -61,7 +68,7 @@ void warm_up_run(Communicator& comm, BenchCase& bench, const CollectiveOptions& 
   const double begin_s = comm.wall_s();
   for (std::array<float, 1> go{1}; go[0] != 0;) {
     bench.reset();
-    start_together(comm, lead_s);
+    start_together(comm, lead_s, false);
     bench.run(comm, options);
     bench.count_wrong();  // as a timed iteration does; a wrong result counts there
     go[0] = comm.rank() == 0 && comm.wall_s() - begin_s < kRunWarmupS ? 1 : 0;
@@ -86,6 +93,7 @@ struct Size {
 // One rank's timed iterations of one size.
 struct Samples {
   std::vector<double> times, bare_times, ratios, loop_times;
+  std::vector<double> wall_times;  // virtual time: the wall seconds each iteration took
   uint64_t wrong = 0;
 };
 
@@ -105,7 +113,9 @@ class SweepRank {
         options_{.algorithm = plan.requested},
         // Enough for the start time to reach every rank: one latency per hop of the broadcast.
         lead_s_(kStartMarginS +
-                (std::bit_width(static_cast<unsigned>(world_ - 1)) + 1) * plan.link.latency_s) {}
+                (std::bit_width(static_cast<unsigned>(world_ - 1)) + 1) * plan.link.latency_s) {
+    if (plan.phantom) bench_.share_buffers(comm);
+  }
 
   // The size a row of `requested` bytes uses (whole floats, R equal rows where rows apply).
   Size resize(uint64_t requested) {
@@ -116,6 +126,8 @@ class SweepRank {
     return s;
   }
   void warm_up() { warm_up_run(comm_, bench_, options_, lead_s_); }
+  double start() { return start_together(comm_, lead_s_, plan_.virtual_time); }
+  double now() const { return plan_.virtual_time ? comm_.model_s() : comm_.wall_s(); }
   Samples time(const Size& size);
   // Every rank takes part; rank 0 returns the row.
   std::optional<CollectiveRow> gather_row(const Size& size, const Samples& samples);
@@ -150,7 +162,7 @@ double SweepRank::time_bare() {
   // The same buffer as dsgd's, filled the same way just before: the two differ only in
   // the call, not in the memory (alignment, pages, cache) they work on.
   bench_.reset();
-  const double start_s = start_together(comm_, lead_s_);
+  const double start_s = start();
   plan_.bare(bench_.data().data(), bench_.count());
   return comm_.wall_s() - start_s;
 }
@@ -163,14 +175,17 @@ Samples SweepRank::time(const Size& size) {
     double bare_s = plan_.bare && baseline_first ? time_bare() : 0;
     double loop_s = size.paired_loop && baseline_first ? time_loop(size) : 0;
     bench_.reset();
-    const double start_s = start_together(comm_, lead_s_);
+    const double start_s = start();
+    const double wall_start_s = comm_.wall_s();
     bench_.run(comm_, options_);
-    const double end_s = comm_.wall_s();
+    const double end_s = now();
+    const double wall_s = comm_.wall_s() - wall_start_s;
     s.wrong += bench_.count_wrong();  // before a bare run reuses the buffer
     if (plan_.bare && !baseline_first) bare_s = time_bare();
     if (size.paired_loop && !baseline_first) loop_s = time_loop(size);
     if (it < plan_.warmup) continue;
     s.times.push_back(end_s - start_s);
+    s.wall_times.push_back(wall_s);
     if (plan_.bare) {
       s.bare_times.push_back(bare_s);
       // Paired: the two ran back to back, so a slow spell of the machine hits both.
@@ -182,6 +197,7 @@ Samples SweepRank::time(const Size& size) {
 }
 
 std::optional<CollectiveRow> SweepRank::gather_row(const Size& size, const Samples& s) {
+  const Communicator::RealPayloads real(comm_);  // the measurements must arrive
   // Each iteration's time on every rank, for rank 0 to pair with its loopback rounds.
   std::vector<float> iteration_us;
   if (size.paired_loop)
@@ -198,6 +214,8 @@ std::optional<CollectiveRow> SweepRank::gather_row(const Size& size, const Sampl
   if (rank_ != 0) return std::nullopt;
   CollectiveRow row = make_row(size, all);
   if (size.paired_loop) add_loopback(row, size, s, all_iterations);
+  // One thread simulates every rank: rank 0's wall time spans them all.
+  if (plan_.virtual_time) row.wall_s = median(s.wall_times);
   return row;
 }
 
@@ -208,7 +226,8 @@ CollectiveRow SweepRank::make_row(const Size& size, const std::vector<float>& al
                     // native: the backend's own may run; predictions are for dsgd's fallback.
                     .algorithm = plan_.requested == Algorithm::native
                                      ? Algorithm::native
-                                     : resolve_algorithm(plan_.op, plan_.requested, world_, bytes)};
+                                     : resolve_algorithm(plan_.op, plan_.requested, world_, bytes),
+                    .checked = !plan_.phantom};
   double bare_us = 0, ratio_sum = 0;
   for (int r = 0; r < world_; ++r) {
     const float* f = &all[kFields * r];
@@ -308,14 +327,14 @@ void run_collective_bench(Communicator& comm, const CollectivePlan& plan,
         fmt::format("--root {}: use a rank of the world, 0..{}", plan.root, world - 1));
   if (comm.rank() == 0 && observer.on_start) observer.on_start(world);
   SweepRank sweep(comm, plan);
-  prctl(PR_SET_TIMERSLACK, 1000UL);  // wake at the start time within 1 us, not 50
+  if (!plan.virtual_time) prctl(PR_SET_TIMERSLACK, 1000UL);  // wake within 1 us, not 50
   uint64_t last_bytes = UINT64_MAX;
   bool warmed_up = false;
   for (uint64_t requested : plan.sizes) {
     const Size size = sweep.resize(requested);
     if (size.bytes == last_bytes) continue;  // rounding to whole rows gave the same size again
     last_bytes = size.bytes;
-    if (!warmed_up) {
+    if (!warmed_up && !plan.virtual_time) {
       sweep.warm_up();
       warmed_up = true;
     }

@@ -42,6 +42,10 @@ struct CollectivePlan {
   std::string backend = "sim";             // as the report names it
   std::shared_ptr<LoopbackRing> loopback;  // sim: timed beside each iteration
   BareAllReduce bare;  // the backend's own all_reduce, timed beside dsgd's (MPI, native)
+  // SimGrid: times are virtual (Communicator::model_s), the same in every iteration, so
+  // there is no run warm-up; each row also says how long one iteration took to simulate.
+  bool virtual_time = false;
+  bool phantom = false;  // phantom payloads: sizes only, results not checked
 };
 
 struct CollectiveRow {
@@ -51,7 +55,9 @@ struct CollectiveRow {
   std::optional<double> predicted_us, error_pct;
   std::optional<double> loopback_GBps, vs_loopback_pct;  // sim, from kBaselineFromBytes
   std::optional<double> bare_us, overhead_pct;           // --backend mpi --algorithm native
+  std::optional<double> wall_s;  // virtual time: wall seconds to simulate one iteration
   uint64_t wrong = 0;
+  bool checked = true;  // false with phantom payloads: `wrong` means nothing
 };
 
 // nccl-tests' busbw factors: what each rank's link carries relative to the buffer size.
@@ -73,6 +79,9 @@ struct SweepObserver {
 // timed iterations, each started at one agreed instant on every rank and followed by a
 // check of every element; the time of a size is the median of the timed iterations on each
 // rank, then the maximum over ranks (the slowest rank decides when a collective is done).
+// With plan.virtual_time the clock is the model's and the first size has no warm-up; with
+// plan.phantom the buffers are shared and unchecked, and only the bench's own messages (the
+// start time, the measurements) carry their floats.
 // algbw = bytes / time, busbw = algbw * bus_factor. Only rank 0 calls `observer`.
 // UsageError when plan.root is not a rank of the world.
 void run_collective_bench(Communicator& comm, const CollectivePlan& plan,

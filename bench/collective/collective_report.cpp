@@ -28,6 +28,19 @@ std::string link_text(const sim::LinkSpec& link) {
                                             : std::string("unlimited"));
 }
 
+// How a SimGrid run's figures were taken.
+std::string virtual_time_lines(const CollectivePlan& plan) {
+  std::string s = fmt::format(
+      "# link: {} (SimGrid's CM02 links); {} warm-up + {} timed iteration{} per size, {}\n",
+      link_text(plan.link), plan.warmup, plan.iters, plan.iters == 1 ? "" : "s",
+      plan.phantom ? "phantom payloads: sizes only, reductions skipped, results not checked"
+                   : "every result checked");
+  s += "# time: virtual (SimGrid's clock), from a start common to all ranks, median over "
+       "iterations on each rank, maximum over ranks; every iteration takes the same virtual "
+       "time\n# wall: the wall-clock seconds one iteration took to simulate, all ranks\n";
+  return s;
+}
+
 // The comment lines that say how the figures were taken.
 std::string method_lines(const CollectivePlan& plan, int world) {
   std::string s = fmt::format(
@@ -37,6 +50,7 @@ std::string method_lines(const CollectivePlan& plan, int world) {
           ? fmt::format(" ({})", to_string(plan.reduce_op))
           : "",
       to_string(plan.requested), world, plan.backend, plan.root);
+  if (plan.virtual_time) return s + virtual_time_lines(plan);
   s += fmt::format(
       "# link: {}; {} warm-up + {} timed iterations per size (and the first size's warm-up lasts "
       "{} s at least), every result checked\n",
@@ -64,12 +78,14 @@ std::string method_lines(const CollectivePlan& plan, int world) {
 std::string report_header(const CollectivePlan& plan, int world) {
   std::string s = method_lines(plan, world);
   s += fmt::format(
-      "#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n", "size",
+      "#\n# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}{}\n", "size",
       "count", "algorithm", "time", "algbw", "busbw", "predicted", "error", "loop", "busbw/",
-      "wrong", plan.bare ? fmt::format(" {:>11} {:>9}", "bare", "overhead") : "");
-  s += fmt::format("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n",
+      "wrong", plan.bare ? fmt::format(" {:>11} {:>9}", "bare", "overhead") : "",
+      plan.virtual_time ? fmt::format(" {:>9}", "wall") : "");
+  s += fmt::format("# {:>10} {:>10} {:>16} {:>11} {:>7} {:>7} {:>11} {:>7} {:>7} {:>9} {:>7}{}{}\n",
                    "(B)", "(floats)", "", "(us)", "(GB/s)", "(GB/s)", "(us)", "(%)", "(GB/s)",
-                   "loop (%)", "", plan.bare ? fmt::format(" {:>11} {:>9}", "(us)", "(%)") : "");
+                   "loop (%)", "", plan.bare ? fmt::format(" {:>11} {:>9}", "(us)", "(%)") : "",
+                   plan.virtual_time ? fmt::format(" {:>9}", "(s)") : "");
   return s;
 }
 
@@ -78,11 +94,12 @@ std::string report_row(const CollectiveRow& r) {
     return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
   };
   return fmt::format(
-      "  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>7} {:>9} {:>7}{}\n",
+      "  {:>10} {:>10} {:>16} {:>11.1f} {:>7.3f} {:>7.3f} {:>11} {:>7} {:>7} {:>9} {:>7}{}{}\n",
       r.bytes, r.count, to_string(r.algorithm), r.time_us, r.algbw_GBps, r.busbw_GBps,
       opt(r.predicted_us, "{:.1f}"), opt(r.error_pct, "{:+.1f}"), opt(r.loopback_GBps, "{:.3f}"),
-      opt(r.vs_loopback_pct, "{:.0f}"), r.wrong,
-      r.bare_us ? fmt::format(" {:>11.1f} {:>+9.1f}", *r.bare_us, r.overhead_pct.value_or(0)) : "");
+      opt(r.vs_loopback_pct, "{:.0f}"), r.checked ? std::to_string(r.wrong) : "-",
+      r.bare_us ? fmt::format(" {:>11.1f} {:>+9.1f}", *r.bare_us, r.overhead_pct.value_or(0)) : "",
+      r.wall_s ? fmt::format(" {:>9.3f}", *r.wall_s) : "");
 }
 
 std::string explain(const CollectivePlan& plan, int world, uint64_t requested_bytes) {
@@ -128,6 +145,8 @@ nlohmann::ordered_json report_json(const CollectivePlan& plan, int world,
   j["reduce_op"] = to_string(plan.reduce_op);
   j["algorithm"] = to_string(plan.requested);
   j["backend"] = plan.backend;
+  j["virtual_time"] = plan.virtual_time;
+  j["payload"] = plan.phantom ? "phantom" : "real";
   j["nodes"] = world;
   j["root"] = plan.root;
   j["iters"] = plan.iters;
@@ -156,9 +175,10 @@ nlohmann::ordered_json report_json(const CollectivePlan& plan, int world,
                          {"busbw_vs_loopback_pct", opt(r.vs_loopback_pct)},
                          {"bare_us", opt(r.bare_us)},
                          {"overhead_pct", opt(r.overhead_pct)},
-                         {"wrong", r.wrong}});
+                         {"wall_s", opt(r.wall_s)},
+                         {"wrong", r.checked ? nlohmann::ordered_json(r.wrong) : nullptr}});
   }
-  j["wrong"] = wrong;
+  j["wrong"] = plan.phantom ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(wrong);
   return j;
 }
 

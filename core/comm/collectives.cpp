@@ -224,6 +224,7 @@ void broadcast(Communicator& comm, std::span<float> data, int root,
 void reduce(Communicator& comm, std::span<float> data, Reduction op, int root,
             const CollectiveOptions& options) {
   check_root(comm, root, "reduce");
+  op.phantom = comm.phantom();
   resolve_algorithm(CollectiveOp::reduce, options.algorithm, comm.size(), data.size_bytes());
   CollectiveScope scope(comm, "reduce", data.size_bytes());
   const int n = comm.size();
@@ -235,13 +236,14 @@ void reduce(Communicator& comm, std::span<float> data, Reduction op, int root,
   }
   // Non-roots leave their input untouched, so they accumulate into a copy.
   const std::span<float> copy = comm.scratch(data.size(), 1);
-  std::copy(data.begin(), data.end(), copy.begin());
+  if (!op.phantom) std::copy(data.begin(), data.end(), copy.begin());
   reduce_binomial(comm, copy, op, root);
 }
 
 void all_reduce(Communicator& comm, std::span<float> data, Reduction op,
                 const CollectiveOptions& options) {
   const int n = comm.size();
+  op.phantom = comm.phantom();
   Algorithm algorithm =
       resolve_algorithm(CollectiveOp::all_reduce, options.algorithm, n, data.size_bytes());
   CollectiveScope scope(comm, "all_reduce", data.size_bytes());
@@ -316,6 +318,7 @@ void all_gather(Communicator& comm, std::span<const float> send, std::span<float
 void reduce_scatter(Communicator& comm, std::span<const float> send, std::span<float> recv,
                     Reduction op, const CollectiveOptions& options) {
   check_rows(comm, "reduce_scatter", "send", send.size(), recv.size(), "received by each", false);
+  op.phantom = comm.phantom();
   const int n = comm.size();
   resolve_algorithm(CollectiveOp::reduce_scatter, options.algorithm, n, send.size_bytes());
   CollectiveScope scope(comm, "reduce_scatter", send.size_bytes());

@@ -1,5 +1,8 @@
 #include "core/comm/communicator.h"
 
+#include <stdexcept>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "core/errors.h"
@@ -53,12 +56,18 @@ void Communicator::emit(Event event) const {
 }
 
 std::span<float> Communicator::scratch(size_t count, int slot) {
+  if (phantom()) return shared_buffer(count);
   Scratch& s = scratch_.at(slot);
   if (s.capacity < count) {
     s.data = std::make_unique_for_overwrite<float[]>(count);
     s.capacity = count;
   }
   return {s.data.get(), count};
+}
+
+std::span<float> Communicator::shared_buffer(size_t) {
+  throw std::logic_error(std::string("shared_buffer: the ") + backend() +
+                         " backend carries real payloads");
 }
 
 double Communicator::wall_s() const {

@@ -69,7 +69,7 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual const char* backend() const = 0;  // "sim", "mpi"
+  virtual const char* backend() const = 0;  // "sim", "mpi", "simgrid"
 
   // Non-blocking point-to-point. Messages between the same pair with the same tag arrive
   // in the order they were sent. irecv's buffer size must equal the message size:
@@ -103,8 +103,36 @@ class Communicator {
   // A buffer of `count` floats that collectives reuse from call to call (slots 0 and 1 are
   // independent), so a large all_reduce costs no allocation, zeroing or page faults after
   // the first. Contents are undefined; valid until the next scratch() of the same slot.
+  // With phantom payloads, every slot of every rank is one buffer the run shares.
   static constexpr int kScratchSlots = 2;
   std::span<float> scratch(size_t count, int slot = 0);
+
+  // Phantom payloads (SimGrid's sizes-only mode): a message carries only its size, a
+  // receive leaves its buffer as it was and collectives skip their arithmetic, so that a
+  // run of thousands of ranks models the time of buffers that would not fit in memory once
+  // per rank. Results mean nothing then; times do. phantom_payloads: the run's mode
+  // (default: false); phantom: whether this rank's messages are phantom now, which they are
+  // not while a RealPayloads lives.
+  virtual bool phantom_payloads() const { return false; }
+  bool phantom() const { return real_payloads_ == 0 && phantom_payloads(); }
+  // While one lives, this rank's messages carry their floats and its collectives compute,
+  // in a run of phantom payloads too: for the small messages a rank needs the contents of
+  // (a benchmark's common start time, its measurements). Every rank taking part in such a
+  // message or collective must hold one.
+  class RealPayloads {
+   public:
+    explicit RealPayloads(Communicator& comm) : comm_(comm) { ++comm_.real_payloads_; }
+    ~RealPayloads() { --comm_.real_payloads_; }
+    RealPayloads(const RealPayloads&) = delete;
+    RealPayloads& operator=(const RealPayloads&) = delete;
+
+   private:
+    Communicator& comm_;
+  };
+  // Phantom payloads: `count` floats of memory that every rank of the run shares, for
+  // buffers whose contents mean nothing (a benchmark's, a workload's gradients). Valid
+  // until the run ends. logic_error where phantom_payloads() is false.
+  virtual std::span<float> shared_buffer(size_t count);
 
   // Hooks the trainer calls so a backend can model compute: the simulator advances its
   // model clock by flops / node speed, slows stragglers and fires crash faults. `step` is
@@ -157,6 +185,7 @@ class Communicator {
   EventSink* events_ = nullptr;
   Clock::time_point epoch_ = Clock::now();
   uint64_t bytes_sent_ = 0;
+  int real_payloads_ = 0;  // RealPayloads alive
   struct Scratch {
     std::unique_ptr<float[]> data;
     size_t capacity = 0;

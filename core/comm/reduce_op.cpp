@@ -84,6 +84,7 @@ void reduce_packed(std::span<float> acc, std::span<const float> in, Reduction r)
 }  // namespace
 
 void reduce_into(std::span<float> acc, std::span<const float> in, Reduction r) {
+  if (r.phantom) return;
   if (acc.size() != in.size())
     throw std::logic_error("reduce_into: " + std::to_string(acc.size()) + " vs " +
                            std::to_string(in.size()) + " elements");
@@ -115,7 +116,7 @@ void reduce_into(std::span<float> acc, std::span<const float> in, Reduction r) {
 }
 
 void finish_reduce(std::span<float> data, Reduction r, int world) {
-  if (r.op != ReduceOp::AVG || world <= 1) return;
+  if (r.op != ReduceOp::AVG || world <= 1 || r.phantom) return;
   // Divide rather than multiply by 1/world: the same rounding as torch's AVG.
   const float w = static_cast<float>(world);
   if (r.wire != WireFormat::f32) {

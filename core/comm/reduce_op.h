@@ -19,6 +19,9 @@ ReduceOp parse_reduce_op(const std::string& text);  // "sum", "avg", ... (UsageE
 struct Reduction {
   ReduceOp op = ReduceOp::SUM;
   WireFormat wire = WireFormat::f32;
+  // Phantom payloads (Communicator::phantom): the buffers hold nothing worth combining, so
+  // reduce_into and finish_reduce do nothing. Set by the collectives' entry points.
+  bool phantom = false;
   Reduction(ReduceOp op = ReduceOp::SUM, WireFormat wire = WireFormat::f32)  // NOLINT: implicit
       : op(op), wire(wire) {}
 };

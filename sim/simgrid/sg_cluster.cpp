@@ -61,6 +61,7 @@ void run_rank(RunState& state, const NodeFunction& fn, int rank) {
     if (state.failure) return;
     state.failure = std::current_exception();
     state.failed_rank = rank;
+    state.comms[rank]->fabric().stop();
     sg4::Actor::kill_all();
   }
 }

@@ -53,8 +53,8 @@ class SendRequest final : public RequestImpl {
   Status wait_until(Clock::time_point) override {
     if (!comm_.fabric().try_complete(*m_)) {
       SgCommunicator::Blocked b(
-          comm_, blocked_send_text(comm_.rank(), m_->dest, m_->tag, m_->count * sizeof(float),
-                                   comm_.fabric().eager_bytes()));
+          comm_,
+          {.send = true, .peer = m_->dest, .tag = m_->tag, .bytes = m_->count * sizeof(float)});
       comm_.fabric().wait(*m_);
     }
     return status();
@@ -80,7 +80,7 @@ class RecvRequest final : public RequestImpl {
   Status wait_until(Clock::time_point) override {
     if (!done_) {
       {
-        SgCommunicator::Blocked b(comm_, blocked_recv_text(comm_.rank(), r_->source, r_->tag));
+        SgCommunicator::Blocked b(comm_, {.peer = r_->source, .tag = r_->tag});
         comm_.fabric().wait(*r_);
       }
       finish();
@@ -101,7 +101,7 @@ class RecvRequest final : public RequestImpl {
     done_ = true;
     if (!comm_.events()) return;
     const SgMessage& m = *r_->message;
-    comm_.emit(comm_.fabric().phantom()
+    comm_.emit(!m.carried
                    ? message_event(EventKind::recv_end, m.source, m.tag, m.count * sizeof(float))
                    : message_event(EventKind::recv_end, m.source, m.tag, r_->buffer));
   }
@@ -120,11 +120,22 @@ SgCommunicator::SgCommunicator(int rank, int world, SgFabric& fabric, ComputeMod
       fabric_(fabric),
       compute_(compute),
       host_flops_(host_flops),
-      straggler_(straggler),
-      send_seq_(world, 0) {}
+      straggler_(straggler) {}
+
+std::string SgCommunicator::blocked() const {
+  if (!blocked_) return {};
+  const Wait& w = *blocked_;
+  return w.send ? blocked_send_text(rank_, w.peer, w.tag, w.bytes, fabric_.eager_bytes())
+                : blocked_recv_text(rank_, w.peer, w.tag);
+}
 
 double SgCommunicator::model_s() const {
   return sg4::Engine::get_clock();
+}
+
+std::span<float> SgCommunicator::shared_buffer(size_t count) {
+  if (!phantom_payloads()) return Communicator::shared_buffer(count);
+  return fabric_.shared_buffer(count);
 }
 
 void SgCommunicator::on_compute(double measured_s, double flops) {
@@ -145,12 +156,16 @@ void SgCommunicator::advance_model_to(double t) {
 }
 
 Request SgCommunicator::do_isend(std::span<const float> data, int dst, int tag) {
-  const uint64_t seq = send_seq_[dst]++;
-  if (events())
-    emit(fabric_.phantom() ? message_event(EventKind::send_begin, dst, tag, data.size_bytes(), seq)
-                           : message_event(EventKind::send_begin, dst, tag, data, seq));
-  return Request(std::make_shared<SendRequest>(*this, fabric_.send(rank_, dst, tag, data)),
-                 timeout());
+  // Counted only for the events that name it: a vector of the world's size on every rank
+  // would take R^2 memory, 2 GB at 16,384 ranks.
+  if (events()) {
+    const uint64_t seq = send_seq_[dst]++;
+    emit(phantom() ? message_event(EventKind::send_begin, dst, tag, data.size_bytes(), seq)
+                   : message_event(EventKind::send_begin, dst, tag, data, seq));
+  }
+  return Request(
+      std::make_shared<SendRequest>(*this, fabric_.send(rank_, dst, tag, data, !phantom())),
+      timeout());
 }
 
 Request SgCommunicator::do_irecv(std::span<float> data, int src, int tag) {

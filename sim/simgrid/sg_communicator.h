@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/comm/communicator.h"
@@ -32,19 +34,28 @@ class SgCommunicator final : public Communicator {
   int size() const override { return world_; }
   const char* backend() const override { return "simgrid"; }
   double model_s() const override;
+  bool phantom_payloads() const override { return fabric_.phantom(); }
+  std::span<float> shared_buffer(size_t count) override;
 
   void on_compute(double measured_s, double flops) override;
   double compute_model_s(double flops) const override;
   void advance_model_to(double t) override;
 
   // What the rank waits for now ("rank 0 waits in recv from rank 1, tag 0"), or "".
-  const std::string& blocked() const { return blocked_; }
+  std::string blocked() const;
 
-  // Marks the rank blocked in `what` while the caller waits (SgRequest).
+  // What a rank waits in: a receive from `peer` (bytes 0), or a send of `bytes` to it.
+  struct Wait {
+    bool send = false;
+    int peer = 0, tag = 0;
+    size_t bytes = 0;
+  };
+  // Marks the rank blocked in `wait` while the caller waits (SgRequest). Only a deadlock
+  // report puts it into words.
   class Blocked {
    public:
-    Blocked(SgCommunicator& c, std::string what) : c_(c) { c_.blocked_ = std::move(what); }
-    ~Blocked() { c_.blocked_.clear(); }
+    Blocked(SgCommunicator& c, Wait wait) : c_(c) { c_.blocked_ = wait; }
+    ~Blocked() { c_.blocked_.reset(); }
 
    private:
     SgCommunicator& c_;
@@ -61,8 +72,8 @@ class SgCommunicator final : public Communicator {
   ComputeModel compute_;
   double host_flops_;
   double straggler_;
-  std::vector<uint64_t> send_seq_;  // per destination: messages sent so far (events)
-  std::string blocked_;
+  std::unordered_map<int, uint64_t> send_seq_;  // per destination: messages sent so far
+  std::optional<Wait> blocked_;
 };
 
 }  // namespace dsgd::sim::sg

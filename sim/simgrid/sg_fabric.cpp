@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include <simgrid/kernel/Timer.hpp>
+
 #include <fmt/format.h>
 
 #include "core/comm/communicator.h"
@@ -13,27 +15,47 @@ namespace sg4 = simgrid::s4u;
 
 namespace dsgd::sim::sg {
 
+namespace {
+
+using simgrid::kernel::timer::Timer;
+
+// The fabric whose transfers are under way: SimGrid tells of finished activities through one
+// signal for the whole process, and a process runs one simulation.
+SgFabric* running = nullptr;
+
+}  // namespace
+
 SgFabric::SgFabric(std::vector<sg4::Host*> hosts, double latency_s, size_t eager_bytes,
                    bool phantom)
     : hosts_(std::move(hosts)),
       latency_s_(latency_s),
       eager_bytes_(eager_bytes),
       phantom_(phantom),
-      inboxes_(hosts_.size()) {}
+      inboxes_(hosts_.size()),
+      outboxes_(hosts_.size()) {
+  static bool connected = false;
+  if (!std::exchange(connected, true)) sg4::Activity::on_completion_cb(transfer_done);
+  running = this;
+}
+
+SgFabric::~SgFabric() {
+  running = nullptr;
+}
 
 bool SgFabric::takes(const SgReceive& r, const SgMessage& m) {
   return (r.source == kAnySource || r.source == m.source) && r.tag == m.tag;
 }
 
 std::shared_ptr<SgMessage> SgFabric::send(int source, int dest, int tag,
-                                          std::span<const float> data) {
+                                          std::span<const float> data, bool carried) {
   auto m = std::make_shared<SgMessage>();
   m->source = source;
   m->dest = dest;
   m->tag = tag;
   m->count = data.size();
   m->eager = source == dest || data.size_bytes() <= eager_bytes_;
-  if (!phantom_) {
+  m->carried = carried;
+  if (carried) {
     if (m->eager)
       m->copy.assign(data.begin(), data.end());
     else
@@ -90,7 +112,7 @@ void SgFabric::match(SgReceive& r, const std::shared_ptr<SgMessage>& m) {
         fmt::format("rank {}: recv buffer holds {} floats but the message from rank {} (tag {}) "
                     "has {} floats; size the buffer to match the send",
                     r.rank, r.buffer.size(), m->source, m->tag, m->count)));
-  } else if (!phantom_ && m->count > 0) {
+  } else if (m->carried && m->count > 0) {
     std::memcpy(r.buffer.data(), m->from ? m->from : m->copy.data(), m->count * sizeof(float));
   }
   m->from = nullptr;
@@ -108,30 +130,64 @@ void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
     arrive(m);
     return;
   }
-  const int world = static_cast<int>(hosts_.size());
-  Stream& stream = streams_[uint64_t(m->source) * world + m->dest];
+  Stream& stream = this->stream(m->source, m->dest);
   stream.queue.push_back(m);
-  if (stream.pumped) {
-    if (sg4::Actor* idle = std::exchange(stream.idle, nullptr)) idle->resume();
-    return;
-  }
-  stream.pumped = true;
-  sg4::ActorPtr actor = sg4::Actor::create(
-      fmt::format("stream {}->{}", m->source, m->dest), hosts_[m->source],
-      [this, source = m->source, dest = m->dest, &stream] { pump(source, dest, stream); });
-  actor->daemonize();  // ends with the run
+  if (stream.busy) return;  // it leaves when the ones before it have
+  stream.busy = true;
+  // Started by the kernel, a transfer tells transfer_done when it ends, with no actor
+  // waiting for it. The timer runs at this same virtual instant.
+  Timer::set(sg4::Engine::get_clock(), [this, &stream] { start_next(stream); });
 }
 
-void SgFabric::pump(int source, int dest, Stream& stream) {
-  for (;;) {
-    while (stream.queue.empty()) {
-      stream.idle = sg4::Actor::self();
-      sg4::this_actor::suspend();
-    }
-    const std::shared_ptr<SgMessage> m = stream.queue.front();
-    sg4::Comm::sendto_async(hosts_[source], hosts_[dest], m->count * sizeof(float))->wait();
-    m->arrival_s = sg4::Engine::get_clock() + latency_s_;
-    stream.queue.pop_front();
+SgFabric::Stream& SgFabric::stream(int source, int dest) {
+  Outbox& out = outboxes_[source];
+  if (out.last_dest == dest) return *out.last;
+  Stream& s = out.streams[dest];
+  s.source = source;
+  s.dest = dest;
+  out.last_dest = dest;
+  out.last = &s;
+  return s;
+}
+
+void SgFabric::start_next(Stream& stream) {
+  if (stopped_) return;
+  if (stream.queue.empty()) {
+    stream.busy = false;
+    return;
+  }
+  SgMessage& m = *stream.queue.front();
+  m.transfer = sg4::Comm::sendto_init(hosts_[stream.source], hosts_[stream.dest]);
+  m.transfer->set_payload_size(m.count * sizeof(float));
+  m.transfer->set_data(&stream);
+  m.transfer->start();
+}
+
+void SgFabric::transfer_done(const sg4::Activity& activity) {
+  const auto* transfer = dynamic_cast<const sg4::Comm*>(&activity);
+  if (!running || running->stopped_ || !transfer ||
+      activity.get_state() != sg4::Activity::State::FINISHED)
+    return;
+  auto* stream = transfer->get_data<Stream>();
+  if (!stream) return;
+  SgFabric& fabric = *running;
+  const double now = sg4::Engine::get_clock();
+  std::shared_ptr<SgMessage> m = std::move(stream->queue.front());
+  stream->queue.pop_front();
+  m->arrival_s = now + fabric.latency_s_;
+  // It arrives a latency later, in a timer (which lets go of the transfer this notification
+  // is about); the next message of the stream leaves now.
+  stream->landing.push_back(m);
+  Timer::set(m->arrival_s, [&fabric, stream] { fabric.land(*stream); });
+  fabric.start_next(*stream);
+}
+
+void SgFabric::land(Stream& stream) {
+  const double now = sg4::Engine::get_clock();
+  while (!stopped_ && !stream.landing.empty() && stream.landing.front()->arrival_s <= now) {
+    const std::shared_ptr<SgMessage> m = std::move(stream.landing.front());
+    stream.landing.pop_front();
+    m->transfer.reset();  // SimGrid has finished with it
     arrive(m);
   }
 }
@@ -147,19 +203,17 @@ void SgFabric::block(int rank, Done done) {
 void SgFabric::wait(SgReceive& r) {
   block(r.rank, [&] { return r.message != nullptr; });
   if (r.error) std::rethrow_exception(r.error);
-  sleep_until(r.message->arrival_s);
 }
 
 bool SgFabric::try_complete(SgReceive& r) {
   if (!r.message) return false;
   if (r.error) std::rethrow_exception(r.error);
-  return sg4::Engine::get_clock() >= r.message->arrival_s;
+  return true;
 }
 
 void SgFabric::wait(SgMessage& m) {
   if (m.eager) return;
   block(m.source, [&] { return m.matched; });
-  sleep_until(m.arrival_s);
 }
 
 void SgFabric::abandon(SgMessage& m) {
@@ -169,12 +223,15 @@ void SgFabric::abandon(SgMessage& m) {
 }
 
 bool SgFabric::try_complete(const SgMessage& m) const {
-  return m.eager || (m.matched && sg4::Engine::get_clock() >= m.arrival_s);
+  return m.eager || m.matched;
 }
 
-void SgFabric::sleep_until(double t) {
-  const double now = sg4::Engine::get_clock();
-  if (t > now) sg4::this_actor::sleep_for(t - now);
+std::span<float> SgFabric::shared_buffer(size_t count) {
+  if (count > shared_count_) {
+    shared_.push_back(std::make_unique_for_overwrite<float[]>(count));
+    shared_count_ = count;
+  }
+  return {shared_.back().get(), count};
 }
 
 }  // namespace dsgd::sim::sg

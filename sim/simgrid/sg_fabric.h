@@ -1,16 +1,19 @@
 // SgFabric: the messages of a SimGrid run and MPI's matching rules, shared by its ranks
 // (S4U actors, which run one at a time, so nothing here is locked). Every message leaves
 // when it is sent. Messages between one pair go through one stream, one after another, as
-// over one TCP connection: a daemon actor per pair moves them (Comm::sendto_async of their
-// size over latency-free links), and each arrives the link's latency after its last byte
-// left, so a pair's messages pipeline as in dsgd's model while different pairs share the
-// links they cross (SimGrid's fluid model). A message is matched as it arrives (in order of
-// arrival, as on the simulated nodes) with the first posted receive that takes it (source
-// or any source, and tag); a new receive takes the first arrived message it fits. A send up
-// to the eager limit completes at once; a larger one when a receive has matched it (MPI's
-// rendezvous protocol; its handshake's latency is not counted, as on the simulated nodes).
+// over one TCP connection: each is a transfer of its size over latency-free links, which
+// SimGrid's kernel (maestro) starts, in a timer, when the one before it has finished, and
+// each arrives the link's latency after its last byte left (another timer), so a pair's
+// messages pipeline as in dsgd's model while different pairs share the links they cross
+// (SimGrid's fluid model). No actor moves them: a message costs SimGrid a transfer and two
+// timers, and the ranks wake only when what they wait for has arrived. A message is
+// matched as it arrives (in order of arrival, as on the simulated nodes) with the first
+// posted receive that takes it (source or any source, and tag); a new receive takes the
+// first arrived message it fits. A send up to the eager limit completes at once; a larger
+// one when a receive has matched it (MPI's rendezvous protocol; its handshake's latency is
+// not counted, as on the simulated nodes).
 // Payloads: real (the floats are copied into the receive at the match) or phantom (only
-// sizes travel).
+// sizes travel; a phantom run's ranks share the memory of their buffers, shared_buffer).
 #pragma once
 
 #include <cstdint>
@@ -28,12 +31,14 @@ namespace dsgd::sim::sg {
 
 struct SgMessage {
   int source = 0, dest = 0, tag = 0;
-  size_t count = 0;             // floats
-  bool eager = true;            // sent at once; else its transfer waits for the match
-  std::vector<float> copy;      // real, eager: the payload as sent
-  const float* from = nullptr;  // real, rendezvous: the sender's buffer until matched
-  bool matched = false;         // a receive took it
-  double arrival_s = -1;        // when it arrives, once its last byte has left
+  size_t count = 0;                // floats
+  bool eager = true;               // sent at once; else its transfer waits for the match
+  bool carried = true;             // real: it carries its floats; phantom: only its size
+  std::vector<float> copy;         // real, eager: the payload as sent
+  const float* from = nullptr;     // real, rendezvous: the sender's buffer until matched
+  bool matched = false;            // a receive took it
+  double arrival_s = -1;           // when it arrived
+  simgrid::s4u::CommPtr transfer;  // its bytes on the links, until it arrives
 };
 
 struct SgReceive {
@@ -47,12 +52,17 @@ struct SgReceive {
 class SgFabric {
  public:
   // `hosts`: one per rank, on latency-free links; latency_s: every message's latency.
-  // eager_bytes: MPI's eager limit; phantom: sizes only.
+  // eager_bytes: MPI's eager limit; phantom: a run of phantom payloads (shared_buffer).
   SgFabric(std::vector<simgrid::s4u::Host*> hosts, double latency_s, size_t eager_bytes,
            bool phantom);
+  ~SgFabric();
+  SgFabric(const SgFabric&) = delete;
+  SgFabric& operator=(const SgFabric&) = delete;
 
-  // Rank `source` sends data to `dest`; it is matched when it arrives.
-  std::shared_ptr<SgMessage> send(int source, int dest, int tag, std::span<const float> data);
+  // Rank `source` sends data to `dest`; it is matched when it arrives. `carried`: whether
+  // the floats go with it (false: a phantom message, its size only).
+  std::shared_ptr<SgMessage> send(int source, int dest, int tag, std::span<const float> data,
+                                  bool carried);
   // Rank `rank` posts a receive; it is matched now if a message has arrived for it.
   std::shared_ptr<SgReceive> post(int rank, int source, int tag, std::span<float> buffer);
   // A receive whose request was dropped before its match stays posted (it takes its
@@ -62,15 +72,23 @@ class SgFabric {
   // of the sender's buffer, which may change or go away now.
   void abandon(SgMessage& message);
 
-  // Blocks the calling actor until the receive is matched and its message has arrived (or
-  // until the send is matched, for a rendezvous send); false from the try_ forms instead.
+  // Blocks the calling actor until the receive has its message (or until the send is
+  // matched, for a rendezvous send); false from the try_ forms instead.
   void wait(SgReceive& receive);
   bool try_complete(SgReceive& receive);
   void wait(SgMessage& message);
   bool try_complete(const SgMessage& message) const;
 
+  // The run is over (a rank failed and the others are being killed): messages still on the
+  // links go nowhere.
+  void stop() { stopped_ = true; }
+
   size_t eager_bytes() const { return eager_bytes_; }
   bool phantom() const { return phantom_; }
+  // Phantom payloads: `count` floats that every rank shares, valid until the fabric goes (a
+  // larger request gets a new buffer; the ones handed out before stay). Pages no one writes
+  // take no memory.
+  std::span<float> shared_buffer(size_t count);
 
  private:
   struct Inbox {
@@ -83,26 +101,41 @@ class SgFabric {
   // Blocks rank's actor until done() holds.
   template <typename Done>
   void block(int rank, Done done);
-  // The messages of one pair, in the order they were started.
+  // The messages of one pair not yet arrived, in the order they were sent: `queue` waits
+  // for the links (its first is on them while `busy`), `landing` has left them and arrives
+  // a latency later, in this order (a timer for each, and timers of one date run in no
+  // particular order: each delivers every message due, from the front).
   struct Stream {
-    std::deque<std::shared_ptr<SgMessage>> queue;
-    bool pumped = false;                  // its actor exists
-    simgrid::s4u::Actor* idle = nullptr;  // its actor, suspended while the queue is empty
+    int source = 0, dest = 0;
+    std::deque<std::shared_ptr<SgMessage>> queue, landing;
+    bool busy = false;
   };
+  void land(Stream& stream);  // delivers the landing messages due now
   static bool takes(const SgReceive& r, const SgMessage& m);
   void arrive(const std::shared_ptr<SgMessage>& m);  // matched or kept as unexpected
   void match(SgReceive& r, const std::shared_ptr<SgMessage>& m);
-  static void sleep_until(double t);
   void start_transfer(const std::shared_ptr<SgMessage>& m);
-  void pump(int source, int dest, Stream& stream);  // the stream's actor
+  // In SimGrid's kernel: the stream's first message onto the links; a transfer finished.
+  void start_next(Stream& stream);
+  static void transfer_done(const simgrid::s4u::Activity& activity);
   void wake(int rank);
 
   std::vector<simgrid::s4u::Host*> hosts_;
   double latency_s_;
   size_t eager_bytes_;
   bool phantom_;
+  bool stopped_ = false;
   std::vector<Inbox> inboxes_;
-  std::unordered_map<uint64_t, Stream> streams_;  // by source * world + dest
+  std::vector<std::unique_ptr<float[]>> shared_;  // the last is the largest
+  size_t shared_count_ = 0;
+  // A rank's streams, by destination; the last one it used at hand (a ring's every send).
+  struct Outbox {
+    std::unordered_map<int, Stream> streams;
+    int last_dest = -1;
+    Stream* last = nullptr;
+  };
+  Stream& stream(int source, int dest);
+  std::vector<Outbox> outboxes_;
 };
 
 }  // namespace dsgd::sim::sg
