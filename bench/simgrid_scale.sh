@@ -48,9 +48,8 @@ rows = json.load(open(sys.argv[1]))["rows"]
 r, wall, kib, messages = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 row = rows[0]
 per = f"{wall / messages * 1e6:.2f}" if messages else "-"
-predicted = row["predicted_us"]
-print(f"{r:8d} {messages:12d} {row['time_us']:12.1f} "
-      f"{predicted if predicted is None else format(predicted, '.1f'):>10} {wall:10.2f} "
+predicted = "-" if row["predicted_us"] is None else format(row["predicted_us"], ".1f")
+print(f"{r:8d} {messages:12d} {row['time_us']:12.1f} {predicted:>10} {wall:10.2f} "
       f"{per:>12} {kib / 1024:12.0f}")
 EOF
 done

@@ -315,6 +315,11 @@ void check_simgrid(const RunSpec& s) {
     if (given)
       throw UsageError(fmt::format(
           "{} does not run on --backend simgrid yet: drop it, or use --backend sim", flag));
+  if (s.phantom && s.parameter_servers > 0)
+    throw UsageError(fmt::format(
+        "--parameter-servers {} does not run with --payload phantom: servers and workers "
+        "read what each other's messages carry; drop one of the two",
+        s.parameter_servers));
 }
 
 void check_ranks(const ClusterOptions& c) {

@@ -417,6 +417,16 @@ TEST_CASE(
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("--backend simgrid") && Catch::Contains("--backend sim"));
   }
+  const dsgd::test::CliResult servers = dsgd::test::run_dsgd(
+      "train --steps 3 --backend simgrid --payload phantom --parameter-servers 1");
+  CHECK(servers.exit_code == 2);
+  CHECK_THAT(servers.err, Catch::Contains("--parameter-servers 1 does not run with --payload "
+                                          "phantom"));
+  const dsgd::test::CliResult phantom =
+      dsgd::test::run_dsgd("train --steps 3 --nodes 3 --backend simgrid --payload phantom");
+  INFO(phantom.err);
+  CHECK(phantom.exit_code == 0);
+  CHECK_THAT(phantom.out, Catch::Contains("phantom payloads: sizes only, nothing averaged"));
 }
 
 TEST_CASE(

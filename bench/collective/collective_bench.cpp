@@ -128,6 +128,15 @@ class SweepRank {
   void warm_up() { warm_up_run(comm_, bench_, options_, lead_s_); }
   double start() { return start_together(comm_, lead_s_, plan_.virtual_time); }
   double now() const { return plan_.virtual_time ? comm_.model_s() : comm_.wall_s(); }
+  // Virtual time: the wall seconds since `since` until every rank's collective is done.
+  // One thread simulates every rank, and the root of a broadcast returns before the others
+  // have theirs: a barrier on rank 0's side waits for them. 0 in real time.
+  double wall_until_all_done(double since) {
+    if (!plan_.virtual_time) return 0;
+    const Communicator::RealPayloads real(comm_);
+    barrier(comm_);
+    return comm_.wall_s() - since;
+  }
   Samples time(const Size& size);
   // Every rank takes part; rank 0 returns the row.
   std::optional<CollectiveRow> gather_row(const Size& size, const Samples& samples);
@@ -179,7 +188,7 @@ Samples SweepRank::time(const Size& size) {
     const double wall_start_s = comm_.wall_s();
     bench_.run(comm_, options_);
     const double end_s = now();
-    const double wall_s = comm_.wall_s() - wall_start_s;
+    const double wall_s = wall_until_all_done(wall_start_s);
     s.wrong += bench_.count_wrong();  // before a bare run reuses the buffer
     if (plan_.bare && !baseline_first) bare_s = time_bare();
     if (size.paired_loop && !baseline_first) loop_s = time_loop(size);
@@ -214,7 +223,6 @@ std::optional<CollectiveRow> SweepRank::gather_row(const Size& size, const Sampl
   if (rank_ != 0) return std::nullopt;
   CollectiveRow row = make_row(size, all);
   if (size.paired_loop) add_loopback(row, size, s, all_iterations);
-  // One thread simulates every rank: rank 0's wall time spans them all.
   if (plan_.virtual_time) row.wall_s = median(s.wall_times);
   return row;
 }

@@ -36,6 +36,8 @@ std::unique_ptr<sg4::Engine> start_engine() {
   engine->set_config("network/model:CM02");
   engine->set_config("network/crosstraffic:0");
   engine->set_config("network/TCP-gamma:0");  // no window bound on a flow's rate
+  // Actors run one at a time in this thread: SgFabric sets kernel timers from them.
+  engine->set_config("contexts/nthreads:1");
   return engine;
 }
 

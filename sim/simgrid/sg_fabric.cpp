@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
+#include <xbt/asserts.h>
 
 #include <fmt/format.h>
 
@@ -134,8 +135,10 @@ void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
   stream.queue.push_back(m);
   if (stream.busy) return;  // it leaves when the ones before it have
   stream.busy = true;
-  // Started by the kernel, a transfer tells transfer_done when it ends, with no actor
-  // waiting for it. The timer runs at this same virtual instant.
+  // Started by the kernel (maestro), a transfer tells transfer_done when it ends, with no
+  // actor waiting for it; started by this actor, it would not. The timer runs at this same
+  // virtual instant. Setting it from an actor is safe because actors run one at a time in
+  // the kernel's thread (contexts/nthreads 1, sg_cluster.cpp).
   Timer::set(sg4::Engine::get_clock(), [this, &stream] { start_next(stream); });
 }
 
@@ -165,11 +168,14 @@ void SgFabric::start_next(Stream& stream) {
 
 void SgFabric::transfer_done(const sg4::Activity& activity) {
   const auto* transfer = dynamic_cast<const sg4::Comm*>(&activity);
-  if (!running || running->stopped_ || !transfer ||
-      activity.get_state() != sg4::Activity::State::FINISHED)
-    return;
+  if (!running || running->stopped_ || !transfer) return;
   auto* stream = transfer->get_data<Stream>();
   if (!stream) return;
+  // Nothing modelled makes a transfer fail (no link or host goes down); one that did would
+  // leave its stream stuck and the run reported as a deadlock, so say it here instead.
+  if (activity.get_state() != sg4::Activity::State::FINISHED)
+    xbt_die("dsgd: a SimGrid transfer from rank %d to rank %d ended in state %s", stream->source,
+            stream->dest, activity.get_state_str());
   SgFabric& fabric = *running;
   const double now = sg4::Engine::get_clock();
   std::shared_ptr<SgMessage> m = std::move(stream->queue.front());

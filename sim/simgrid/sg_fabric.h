@@ -32,7 +32,7 @@ namespace dsgd::sim::sg {
 struct SgMessage {
   int source = 0, dest = 0, tag = 0;
   size_t count = 0;                // floats
-  bool eager = true;               // sent at once; else its transfer waits for the match
+  bool eager = true;               // its send completes at once; else when a receive matches it
   bool carried = true;             // real: it carries its floats; phantom: only its size
   std::vector<float> copy;         // real, eager: the payload as sent
   const float* from = nullptr;     // real, rendezvous: the sender's buffer until matched
