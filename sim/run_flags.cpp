@@ -206,8 +206,8 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
         ->capture_default_str();
   if (groups & kBackendFlag)
     app.add_option("--payload", flags.payload,
-                   "real (messages carry the floats) or phantom (--backend simgrid: sizes only, "
-                   "reductions skipped, buffers shared; for thousands of ranks)")
+                   "real (messages carry the floats) or phantom (--backend simgrid: messages "
+                   "carry their size only and reductions are skipped; for thousands of ranks)")
         ->check(CLI::IsMember({"real", "phantom"}))
         ->capture_default_str();
   if (groups & kTrainingFlags) add_training_flags(app, flags, defaults);
