@@ -71,9 +71,11 @@ void run_rank(RunState& state, const NodeFunction& fn, int rank) {
 std::string deadlock_report(const RunState& state) {
   std::string report;
   for (size_t r = 0; r < state.comms.size(); ++r) {
-    if (state.finished[r] || state.comms[r]->blocked().empty()) continue;
+    if (state.finished[r]) continue;
+    const std::string blocked = state.comms[r]->blocked();
+    if (blocked.empty()) continue;
     if (!report.empty()) report += "; ";
-    report += state.comms[r]->blocked();
+    report += blocked;
   }
   return deadlock_text(report);
 }

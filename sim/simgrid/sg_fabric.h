@@ -6,7 +6,7 @@
 // each arrives the link's latency after its last byte left (another timer), so a pair's
 // messages pipeline as in dsgd's model while different pairs share the links they cross
 // (SimGrid's fluid model). No actor moves them: a message costs SimGrid a transfer and two
-// timers, and the ranks wake only when what they wait for has arrived. A message is
+// timers, and a rank's actor is resumed only when a message arrives for it. A message is
 // matched as it arrives (in order of arrival, as on the simulated nodes) with the first
 // posted receive that takes it (source or any source, and tag); a new receive takes the
 // first arrived message it fits. A send up to the eager limit completes at once; a larger
