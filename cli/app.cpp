@@ -14,6 +14,7 @@
 #include "cli/lesson_command.h"
 #include "cli/trace_command.h"
 #include "cli/train_command.h"
+#include "cli/workload_command.h"
 #include "core/errors.h"
 #include "sim/fd_limit.h"
 
@@ -30,6 +31,8 @@ int run_cli(int argc, char** argv) {
   add_trace_command(app, trace);
   BenchFlags bench;
   add_bench_command(app, bench);
+  WorkloadFlags workload;
+  add_workload_command(*app.get_subcommand("bench"), workload);
   NodeFlags node;
   add_node_command(app, node);
   LessonFlags lesson;
@@ -58,7 +61,9 @@ int run_cli(int argc, char** argv) {
   try {
     if (app.got_subcommand("train")) return run_train(train);
     if (app.got_subcommand("trace")) return run_trace(app, trace);
-    if (app.got_subcommand("bench")) return run_bench(bench);
+    if (app.got_subcommand("bench"))
+      return app.get_subcommand("bench")->got_subcommand("workload") ? run_workload(workload)
+                                                                     : run_bench(bench);
     if (app.got_subcommand("node")) return run_node(node);
     if (app.got_subcommand("lesson")) return run_lesson(lesson);
     if (app.got_subcommand("compare")) return run_compare(app, compare);

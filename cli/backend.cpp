@@ -77,9 +77,17 @@ int report_error(const Error& error, int argc, char** argv) {
   return error.exit_code();
 }
 
+SimgridRun simgrid_run(const sim::RunSpec& spec, std::vector<sim::LinkUse>* links) {
+  return {.phantom = spec.phantom,
+          .measured_compute = spec.measured_compute,
+          .lv08 = spec.lv08,
+          .links = links};
+}
+
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
-                    const sim::NodeFunction& fn, const RunChecks& checks, bool phantom) {
-  (void)phantom;  // SimGrid's alone, which a build may lack
+                    const sim::NodeFunction& fn, const RunChecks& checks,
+                    const SimgridRun& simgrid) {
+  (void)simgrid;  // which a build may lack
   if (backend == "sim") {
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
@@ -110,7 +118,13 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
     if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
-    sim::sg::run_simgrid(sim_options, fn, {.phantom = phantom});
+    const sim::sg::SgOptions options{.phantom = simgrid.phantom,
+                                     .compute = simgrid.measured_compute
+                                                    ? sim::sg::ComputeModel::measured
+                                                    : sim::sg::ComputeModel::flops,
+                                     .lv08 = simgrid.lv08};
+    sim::sg::SgResult result = sim::sg::run_simgrid(sim_options, fn, options);
+    if (simgrid.links) *simgrid.links = std::move(result.links);
     return true;
 #else
     throw UsageError(

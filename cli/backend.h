@@ -11,6 +11,8 @@
 #include "core/errors.h"
 #include "core/train/config_hash.h"
 #include "sim/cluster.h"
+#include "sim/run_spec.h"
+#include "sim/link_use.h"
 
 namespace dsgd::cli {
 
@@ -31,14 +33,25 @@ struct RunChecks {
   bool own_only = false;
 };
 
+// What only a SimGrid run takes (the other backends refuse the first two before they get
+// here): phantom payloads, measured compute, LV08 (sim::RunSpec), and where to put the bytes
+// each link carried.
+struct SimgridRun {
+  bool phantom = false;
+  bool measured_compute = false;
+  bool lv08 = false;
+  std::vector<sim::LinkUse>* links = nullptr;
+};
+// What `spec` asks of a SimGrid run.
+SimgridRun simgrid_run(const sim::RunSpec& spec, std::vector<sim::LinkUse>* links = nullptr);
+
 // Returns true when this process hosts rank 0 (always for "sim"), which writes the
 // outputs. UsageError for an unknown backend or one this build lacks.
 // With "mpi" (mpi::run_rank, core/mpi/run_rank.h: how a failure ends the job),
-// sim_options gives the timeout and the event sink only. `phantom`: SimGrid's phantom
-// payloads (sim::RunSpec::phantom); the other backends refuse it before they get here.
+// sim_options gives the timeout and the event sink only.
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {},
-                    bool phantom = false);
+                    const SimgridRun& simgrid = {});
 
 // Prints `error` as dsgd's one line on stderr and returns its exit code. On a rank of a
 // launcher's job that asked for --backend mpi (`argv`) before MPI started, the job's ranks

@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
 #include "sim/cluster.h"
+#include "sim/cluster_shape.h"
 #include "sim/link_model.h"
 
 namespace dsgd::cli {
@@ -73,20 +74,23 @@ std::pair<bench::CollectivePlan, uint64_t> make_plan(const BenchFlags& f, const 
                                                      int nodes) {
   const bool sim = spec.backend != sim::Backend::mpi;  // the world is known now
   const bool simgrid = spec.backend == sim::Backend::simgrid;
-  bench::CollectivePlan plan{.op = parse_collective_op(f.op),
-                             .requested = parse_algorithm(f.algorithm),
-                             .reduce_op = parse_reduce_op(f.reduce_op),
-                             .root = f.root,
-                             .link = spec.cluster.network.link,
-                             .iters = f.iters != f.kNotGiven ? f.iters
-                                      : simgrid              ? 1
-                                                             : 20,
-                             .warmup = f.warmup != f.kNotGiven ? f.warmup
-                                       : simgrid               ? 0
-                                                               : 5,
-                             .backend = f.run.backend,
-                             .virtual_time = simgrid,
-                             .phantom = spec.phantom};
+  bench::CollectivePlan plan{
+      .op = parse_collective_op(f.op),
+      .requested = parse_algorithm(f.algorithm),
+      .reduce_op = parse_reduce_op(f.reduce_op),
+      .root = f.root,
+      .link = spec.cluster.network.link,
+      .iters = f.iters != f.kNotGiven ? f.iters
+               : simgrid              ? 1
+                                      : 20,
+      .warmup = f.warmup != f.kNotGiven ? f.warmup
+                : simgrid               ? 0
+                                        : 5,
+      .backend = f.run.backend,
+      .virtual_time = simgrid,
+      .phantom = spec.phantom,
+      .predictable = !sim::is_cluster_topology(spec.cluster.network.topology),
+      .lv08 = spec.lv08};
   if (plan.iters < 1) throw UsageError(fmt::format("--iters {}: use 1 or more", f.iters));
   if (plan.warmup < 0) throw UsageError(fmt::format("--warmup {}: use 0 or more", f.warmup));
   if (!(f.step_factor > 1) || !std::isfinite(f.step_factor))
@@ -131,12 +135,12 @@ int finish(const BenchFlags& f, const bench::CollectivePlan& plan, int world,
   return kExitOk;
 }
 
+}  // namespace
+
 void print_now(const std::string& text) {
   fmt::print("{}", text);
   std::fflush(stdout);
 }
-
-}  // namespace
 
 int run_bench(const BenchFlags& f) {
   const sim::RunSpec spec = sim::build_run_spec(f.run, bench_defaults());
@@ -172,7 +176,7 @@ int run_bench(const BenchFlags& f) {
         bench::run_collective_bench(comm, plan, observer);
       },
       {.own_only = true},  // among dsgd's ranks, beside other programs of an MPMD job
-      spec.phantom);
+      simgrid_run(spec));
   if (!hosts_rank0) return kExitOk;
   return finish(f, plan, world, rows);
 }

@@ -38,5 +38,7 @@ void add_bench_command(CLI::App& app, BenchFlags& flags);
 int run_bench(const BenchFlags& flags);
 // The cluster a bench runs on when no flag says otherwise: 4 nodes, ideal links, 60 s.
 sim::RunSpec bench_defaults();
+// Prints `text` on stdout at once (a bench's rows as they come, under a pipe too).
+void print_now(const std::string& text);
 
 }  // namespace dsgd::cli

@@ -270,12 +270,17 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   out.put(footer(lesson.recorder(), world, settings.lang));
 }
 
-// MPI ranks: each rank records its own log, rank 0 gathers them and prints the transcript
-// at the end (the same text as on simulated nodes). In a job that also runs other programs
-// (an mpi4py peer), which send no log, each of dsgd's ranks prints its own part.
-void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
-                const lessons::LessonSettings& settings) {
-  sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
+// MPI ranks or SimGrid actors: each rank records its own log, rank 0 gathers them and
+// prints the transcript at the end (the same text as on simulated nodes). In an MPI job that
+// also runs other programs (an mpi4py peer), which send no log, each of dsgd's ranks prints
+// its own part.
+void run_on_ranks(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
+                  const lessons::LessonSettings& settings) {
+  const sim::RunSpec spec = sim::build_run_spec(f.run, lesson_defaults(f, info));
+  if (spec.phantom)
+    throw UsageError(
+        "--payload phantom: a lesson shows the values its messages carry; drop --payload");
+  sim::ClusterOptions options{spec.cluster};
   Recorder recorder(settings.lang);
   options.events = &recorder;
   lessons::DataCache data;
@@ -283,18 +288,21 @@ void run_on_mpi(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   s.data = &data;
   int world = 0;
   bool shared = false;
+  const bool mpi = f.run.backend == "mpi";
   const bool rank0 = run_on_backend(
-      "mpi", options,
+      f.run.backend, options,
       [&](Communicator& comm) { lessons::run_lesson_rank(comm, info, recorder, s, !shared); },
       {.nodes = options.nodes,
        .check_world =
            [&](int size) {
              world = size;
              if (size < info.min_nodes || size > info.max_nodes)
-               throw UsageError(fmt::format("mpirun -np {}: lesson {} runs on {} to {} ranks", size,
-                                            info.number, info.min_nodes, info.max_nodes));
+               throw UsageError(fmt::format("{} {}: lesson {} runs on {} to {} ranks",
+                                            mpi ? "mpirun -np" : "--nodes", size, info.number,
+                                            info.min_nodes, info.max_nodes));
            },
-       .own_ranks = [&](int, int count) { shared = count < world; }});
+       .own_ranks = [&](int, int count) { shared = count < world; }},
+      simgrid_run(spec));
   if (!rank0 && !shared) return;
   Output out;
   out.put(header(text, world, settings.lang, false));
@@ -340,8 +348,6 @@ int run_lesson(const LessonFlags& f) {
   settings.seed = f.seed;
   if (f.which == "list") return list_lessons(settings.lang);
   const LessonInfo info = lessons::find_lesson(parse_number(f.which));
-  if (f.run.backend != "sim" && f.run.backend != "mpi")
-    throw UsageError(fmt::format("--backend {}: use sim or mpi", f.run.backend));
 
   if (!f.check.empty()) {
     if (!info.exercise)
@@ -358,12 +364,13 @@ int run_lesson(const LessonFlags& f) {
 
   set_blas_threads(1);  // every rank is a thread already
   const LessonText text = lessons::load_lesson_text(info, settings.lang);
-  if (f.run.backend == "mpi") {
+  if (f.run.backend != "sim") {
     if (f.step)
-      throw UsageError(
-          "--step holds messages in the simulator; with --backend mpi the network is real: "
-          "use --auto, or --backend sim --step");
-    run_on_mpi(f, info, text, settings);
+      throw UsageError(fmt::format(
+          "--step holds messages in the simulated nodes' network; with --backend {} it is not "
+          "theirs: use --auto, or --backend sim --step",
+          f.run.backend));
+    run_on_ranks(f, info, text, settings);
   } else {
     run_on_sim(f, info, text, settings);
   }

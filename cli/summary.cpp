@@ -75,9 +75,12 @@ void print_communication(const sim::RunSpec& spec, const TrainResult& r) {
              r.gradient_reducer.empty() ? to_string(spec.allreduce) : "nccl");
   const bool simgrid = spec.backend == sim::Backend::simgrid;
   if (r.model_s >= 0)
-    fmt::print("  model time       {:.3f} s ({:.2f} ms per step, {}, {:g} GFLOP/s nodes)\n",
-               r.model_s, r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1),
-               simgrid ? "SimGrid's CM02 links" : "alpha-beta links", spec.cluster.node.gflops);
+    fmt::print("  model time       {:.3f} s ({:.2f} ms per step, {}, {})\n", r.model_s,
+               r.model_s * 1e3 / std::max<int64_t>(r.steps_run, 1),
+               simgrid ? (spec.lv08 ? "SimGrid's LV08 links" : "SimGrid's CM02 links")
+                       : "alpha-beta links",
+               spec.measured_compute ? "compute as measured"
+                                     : fmt::format("{:g} GFLOP/s nodes", spec.cluster.node.gflops));
 }
 
 // "membership       rank 1 lost after step 19: 3 ranks went on from step 19 (in-process)",

@@ -112,7 +112,7 @@ bool run_ranks(TrainRun& run) {
                             run.plan.resume ? &run.plan.resume->state : nullptr);
         if (comm.rank() == 0) run.rank0.result = std::move(r), run.rank0.finished = true;
       },
-      checks, run.spec.phantom);
+      checks, simgrid_run(run.spec));
 }
 
 // --elastic: rounds of simulated nodes until one ends without a crash. Rank 0's result then

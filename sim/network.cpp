@@ -21,6 +21,12 @@ const char* to_string(Topology t) {
       return "switch";
     case Topology::racks:
       return "racks";
+    case Topology::fat_tree:
+      return "fat-tree";
+    case Topology::torus:
+      return "torus";
+    case Topology::dragonfly:
+      return "dragonfly";
   }
   return "?";
 }
@@ -29,7 +35,13 @@ Topology parse_topology(const std::string& text) {
   if (text == "mesh") return Topology::mesh;
   if (text == "switch") return Topology::switch_;
   if (text == "racks") return Topology::racks;
-  throw UsageError(fmt::format("unknown topology '{}': use mesh, switch or racks", text));
+  if (text == "fat-tree") return Topology::fat_tree;
+  if (text == "torus") return Topology::torus;
+  if (text == "dragonfly") return Topology::dragonfly;
+  throw UsageError(fmt::format(
+      "unknown topology '{}': use mesh, switch or racks (any backend), or fat-tree, torus or "
+      "dragonfly (--backend simgrid)",
+      text));
 }
 
 bool NetworkConfig::ideal() const {
@@ -47,6 +59,10 @@ bool NetworkConfig::ideal() const {
 
 Network::Network(NetworkConfig config, int world)
     : config_(std::move(config)), world_(world), ideal_(config_.ideal()) {
+  if (config_.topology >= Topology::fat_tree)
+    throw UsageError(fmt::format(
+        "--topology {} is built by SimGrid only: add --backend simgrid, or use --topology switch",
+        to_string(config_.topology)));
   if (config_.topology == Topology::racks && (config_.racks < 1 || config_.racks > world))
     throw UsageError(
         fmt::format("racks = {}: use 1 to {} racks for {} nodes", config_.racks, world, world));
@@ -139,6 +155,10 @@ std::vector<int> Network::path(int src, int dst) const {
       if (a == b) return {src * world_ + dst};
       return {src * world_ + dst, world_ * world_ + a * config_.racks + b};
     }
+    case Topology::fat_tree:
+    case Topology::torus:
+    case Topology::dragonfly:
+      break;  // refused by the constructor
   }
   return {};
 }

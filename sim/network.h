@@ -21,9 +21,15 @@ enum class Topology {
   mesh,     // every directed pair has its own link
   switch_,  // every node has an uplink and a downlink to one switch, shared by its messages
   racks,    // full mesh inside each rack; racks joined by one slower trunk per direction
+  // Built by SimGrid (--backend simgrid only), each link --latency and --bandwidth, in the
+  // shape NetworkConfig::shape says (sim/cluster_shape.h):
+  fat_tree,   // hosts under leaf switches under spine switches, up to the top
+  torus,      // hosts on a grid whose every row wraps around
+  dragonfly,  // groups of chassis of routers of hosts
 };
 const char* to_string(Topology t);
-Topology parse_topology(const std::string& text);  // "mesh" | "switch" | "racks"
+// "mesh" | "switch" | "racks" | "fat-tree" | "torus" | "dragonfly" (no shape: set_topology).
+Topology parse_topology(const std::string& text);
 
 struct LinkSpec {
   double latency_s = 0;      // one-way
@@ -51,6 +57,9 @@ double outage_end(const std::vector<Outage>& outages, int src, int dst, double t
 
 struct NetworkConfig {
   Topology topology = Topology::mesh;
+  // fat-tree, torus, dragonfly: their shape in SimGrid's notation; empty: chosen from the
+  // node count (sim/cluster_shape.h).
+  std::string shape;
   LinkSpec link;  // every link by default
   std::vector<LinkOverride> overrides;
   int racks = 2;  // Topology::racks: ranks split into contiguous racks

@@ -12,6 +12,7 @@
 
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "sim/cluster_shape.h"
 #include "sim/link_model.h"
 #include "sim/scenario.h"
 
@@ -25,6 +26,8 @@ RunFlags run_flags(const RunSpec& d) {
   RunFlags f;
   f.backend = to_string(d.backend);
   f.payload = d.phantom ? "phantom" : "real";
+  f.compute = d.measured_compute ? "measured" : "flops";
+  f.network_model = d.lv08 ? "lv08" : "cm02";
   f.model = d.model;
   f.data = d.data;
   f.batch = d.batch;
@@ -126,7 +129,9 @@ void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option(
       "--scenario", f.scenario,
       "Cluster scenario: a shipped one by name (flaky-wan, straggler, ...) or a TOML file");
-  t.add_option("--topology", f.topology, "mesh | switch | racks");
+  t.add_option("--topology", f.topology,
+               "mesh | switch | racks; with --backend simgrid also fat-tree, torus, dragonfly, "
+               "each with an optional :shape (docs/simgrid.md)");
   t.add_option(
       "--latency", f.latency,
       fmt::format("One-way link latency, e.g. 2ms (default {})", format_duration(link.latency_s)));
@@ -137,6 +142,10 @@ void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--loss", f.loss, "Probability a message is lost and resent after 200 ms");
   t.add_option("--straggler", f.stragglers, "RANK:FACTOR, e.g. 2:3 (repeatable)");
   t.add_option("--crash", f.crashes, "RANK@STEP or RANK@TIME, e.g. 1@20 or 1@1.5s (repeatable)");
+  t.add_option("--gflops", f.gflops,
+               fmt::format("Every node's compute rate in model time, GFLOP/s (default {:g}; a "
+                           "straggler's is divided by its factor)",
+                           d.cluster.node.gflops));
   t.add_option("--timeout", f.timeout,
                fmt::format("Deadline of every blocking call (default {:g}s)",
                            d.cluster.timeout.count() / 1e3));
@@ -209,6 +218,19 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
                    "real (messages carry the floats) or phantom (--backend simgrid: messages "
                    "carry their size only and reductions are skipped; for thousands of ranks)")
         ->check(CLI::IsMember({"real", "phantom"}))
+        ->capture_default_str();
+  if (groups & kBackendFlag)
+    app.add_option("--compute", flags.compute,
+                   "flops (the model's flops at --gflops) or measured (--backend simgrid: the "
+                   "CPU time this process took to compute)")
+        ->check(CLI::IsMember({"flops", "measured"}))
+        ->capture_default_str();
+  if (groups & kBackendFlag)
+    app.add_option("--network-model", flags.network_model,
+                   "cm02 (SimGrid's CM02 without corrections: dsgd's alpha-beta times where "
+                   "links are not shared) or lv08 (--backend simgrid: with SimGrid's TCP "
+                   "corrections)")
+        ->check(CLI::IsMember({"cm02", "lv08"}))
         ->capture_default_str();
   if (groups & kTrainingFlags) add_training_flags(app, flags, defaults);
   if (groups & kClusterFlags) add_cluster_flags(app, flags, defaults);
@@ -291,7 +313,7 @@ void check_mpi_flags(const RunFlags& f) {
       {"--latency", !f.latency.empty()},         {"--bandwidth", !f.bandwidth.empty()},
       {"--jitter", !f.jitter.empty()},           {"--loss", !f.loss.empty()},
       {"--straggler", !f.stragglers.empty()},    {"--crash", !f.crashes.empty()},
-      {"--eager-limit", !f.eager_limit.empty()},
+      {"--eager-limit", !f.eager_limit.empty()}, {"--gflops", f.gflops != -1},
   };
   for (const auto& [flag, given] : sim_only)
     if (given)
@@ -315,6 +337,8 @@ void check_simgrid(const RunSpec& s) {
     if (given)
       throw UsageError(fmt::format(
           "{} does not run on --backend simgrid yet: drop it, or use --backend sim", flag));
+  const NetworkConfig& net = s.cluster.network;
+  if (is_cluster_topology(net.topology)) resolve_shape(net.topology, net.shape, s.cluster.nodes);
   if (s.phantom && s.parameter_servers > 0)
     throw UsageError(fmt::format(
         "--parameter-servers {} does not run with --payload phantom: servers and workers "
@@ -361,7 +385,7 @@ std::chrono::milliseconds parse_timeout(const std::string& text) {
 void apply_link_flags(const RunFlags& f, NetworkConfig& n) {
   if (!f.topology.empty()) {
     try {
-      n.topology = parse_topology(f.topology);
+      set_topology(n, f.topology);
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("--topology: {}", e.what()));
     }
@@ -397,6 +421,13 @@ ClusterOptions build_cluster(const RunFlags& f, const ClusterOptions& defaults, 
     for (auto& [rank, node] : c.node_overrides)
       node.eager_bytes = bytes;
   }
+  if (f.gflops != -1) {
+    if (!(f.gflops >= 1e-3 && f.gflops <= 1e9))
+      throw UsageError(fmt::format("--gflops {}: use 0.001 to 1e9 GFLOP/s", f.gflops));
+    c.node.gflops = f.gflops;
+    for (auto& [rank, node] : c.node_overrides)
+      node.gflops = f.gflops;
+  }
   if (f.nodes != -1) c.nodes = f.nodes;
   const int most = backend == Backend::simgrid ? kMaxSimgridRanks : kMaxNodes;
   if (c.nodes < 1 || c.nodes > most)
@@ -431,7 +462,9 @@ void read_allreduce(const std::string& text, const std::string& device, RunSpec&
   }
 }
 
-void read_buckets(double mb, double first_mb, const std::string& device, RunSpec& s) {
+}  // namespace
+
+void check_bucket_flags(double mb, double first_mb) {
   if (!(mb >= 0) || mb > 1e6)
     throw UsageError(fmt::format(
         "--bucket-mb {}: give a bucket cap from 0 (one all_reduce) to 1e6 MB; PyTorch's DDP "
@@ -442,12 +475,18 @@ void read_buckets(double mb, double first_mb, const std::string& device, RunSpec
         "--first-bucket-mb {} is given but without --bucket-mb there are no buckets: add "
         "--bucket-mb MB, or drop --first-bucket-mb",
         first_mb));
-  if (first_mb == -1) first_mb = s.first_bucket_mb;  // the command's default
-  if (!(first_mb > 0) || first_mb > 1e6)
+  if (first_mb != -1 && (!(first_mb > 0) || first_mb > 1e6))
     throw UsageError(
         fmt::format("--first-bucket-mb {}: give the first bucket's cap, above 0 and up to 1e6 MB; "
                     "PyTorch's DDP uses 1",
                     first_mb));
+}
+
+namespace {
+
+void read_buckets(double mb, double first_mb, const std::string& device, RunSpec& s) {
+  check_bucket_flags(mb, first_mb);
+  if (first_mb == -1) first_mb = s.first_bucket_mb;  // the command's default
   if (mb > 0 && device != "cpu")
     throw UsageError(fmt::format(
         "--bucket-mb {} runs on --device cpu only: the CUDA device computes backward in one "
@@ -540,6 +579,23 @@ void check_device(const std::string& device) {
 void read_training(const RunFlags& f, RunSpec& s) {
   s.backend = parse_backend(f.backend);
   s.phantom = f.payload == "phantom";
+  s.measured_compute = f.compute == "measured";
+  s.lv08 = f.network_model == "lv08";
+  if (s.measured_compute && f.gflops != -1)
+    throw UsageError(fmt::format(
+        "--gflops {} does nothing with --compute measured (compute takes the CPU time it took): "
+        "drop one of the two",
+        f.gflops));
+  if (s.lv08 && s.backend != Backend::simgrid)
+    throw UsageError(fmt::format(
+        "--network-model lv08 is SimGrid's (the {} backend has dsgd's alpha-beta links): add "
+        "--backend simgrid, or drop --network-model",
+        to_string(s.backend)));
+  if (s.measured_compute && s.backend != Backend::simgrid)
+    throw UsageError(fmt::format(
+        "--compute measured runs on --backend simgrid only (the {} backend counts compute as "
+        "flops at --gflops): add --backend simgrid, or drop --compute",
+        to_string(s.backend)));
   if (s.phantom && s.backend != Backend::simgrid)
     throw UsageError(fmt::format(
         "--payload phantom runs on --backend simgrid only (the {} backend moves real bytes): "
@@ -686,6 +742,12 @@ RunSpec build_run_spec(const RunFlags& f, const RunSpec& defaults) {
   read_elastic(f, s);
   read_outputs(f, s);
   if (s.backend == Backend::simgrid) check_simgrid(s);
+  const Topology topology = s.cluster.network.topology;
+  if (is_cluster_topology(topology) && s.backend != Backend::simgrid)
+    throw UsageError(fmt::format(
+        "--topology {} is built by SimGrid only (the {} backend models mesh, switch and racks): "
+        "add --backend simgrid, or use --topology switch",
+        to_string(topology), to_string(s.backend)));
   return s;
 }
 

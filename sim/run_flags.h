@@ -24,6 +24,8 @@ struct RunFlags {
   // [training]
   std::string backend = "sim";
   std::string payload = "real";
+  std::string compute = "flops";
+  std::string network_model = "cm02";
   std::string model, data, init;
   int64_t batch = 0;
   double lr = 0, momentum = 0, weight_decay = 0;
@@ -44,6 +46,7 @@ struct RunFlags {
   std::string scenario;
   std::string topology, latency, bandwidth, jitter, loss, timeout, eager_limit;
   std::vector<std::string> stragglers, crashes;
+  double gflops = -1;     // -1: not given
   std::string elastic;    // "": not given
   int max_restarts = -1;  // -1: not given
   // [outputs]
@@ -53,10 +56,10 @@ struct RunFlags {
 
 enum FlagGroup : unsigned {
   kTrainingFlags = 1,  // --model --data --batch --lr ... --allreduce --bucket-mb --device
-  kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --timeout --eager-limit
+  kClusterFlags = 2,   // --nodes --scenario --topology --latency ... --eager-limit --gflops
   kOutputFlags = 4,    // --save --metrics --trace
   kCheckpointFlags = 8,
-  kBackendFlag = 16,   // --backend sim|mpi|simgrid --payload real|phantom
+  kBackendFlag = 16,   // --backend sim|mpi|simgrid --payload real|phantom --compute
   kElasticFlags = 32,  // --elastic --max-restarts
 };
 
@@ -72,6 +75,10 @@ void add_run_flags(CLI::App& app, RunFlags& flags, unsigned groups, const RunSpe
 // that is not positive, network flags with --backend mpi, --steps with --epochs, an output
 // whose directory is missing or not writable, inconsistent checkpoint flags.
 RunSpec build_run_spec(const RunFlags& flags, const RunSpec& defaults);
+
+// --bucket-mb MB and --first-bucket-mb MB (-1: not given) as DDP reads them, checked:
+// UsageError for a cap below 0 or above 1e6 MB, or a first cap without buckets.
+void check_bucket_flags(double bucket_mb, double first_bucket_mb);
 
 // A check for an integer flag: a whole number >= min, so that an explicit 0 or a negative
 // value is refused ("--steps: 0 is not allowed; use 1 or more ...") instead of being read

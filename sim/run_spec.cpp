@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "sim/cluster_shape.h"
 #include "sim/link_model.h"
 
 namespace dsgd::sim {
@@ -103,7 +104,7 @@ std::string describe_network(const ClusterOptions& c, const RunWords& w) {
   const LinkSpec& l = c.network.link;
   std::string s = fmt::format("{}, {}, {}", say(w.latency, format_duration(l.latency_s)),
                               say(w.bandwidth, format_bandwidth(l.bandwidth_Bps)),
-                              to_string(c.network.topology));
+                              describe_topology(c.network, c.nodes));
   if (l.jitter_s > 0) s += ", " + say(w.jitter, format_duration(l.jitter_s));
   if (l.loss > 0) s += ", " + say(w.loss, l.loss);
   s += describe_overrides(c.network.overrides, w);
@@ -190,7 +191,7 @@ json network_json(const NetworkConfig& n) {
     overrides.push_back(override_json(o));
   for (const Outage& o : n.outages)
     outages.push_back({{"links", o.links}, {"from_s", o.from_s}, {"until_s", o.until_s}});
-  return {{"topology", to_string(n.topology)},
+  return {{"topology", topology_text(n)},
           {"link", link_json(n.link)},
           {"overrides", overrides},
           {"racks", n.racks},
@@ -202,7 +203,7 @@ json network_json(const NetworkConfig& n) {
 
 NetworkConfig network_from(const json& j) {
   NetworkConfig n;
-  n.topology = parse_topology(j.value("topology", std::string("mesh")));
+  set_topology(n, j.value("topology", std::string("mesh")));
   n.link = link_from(j.value("link", json::object()));
   for (const json& o : j.value("overrides", json::array()))
     n.overrides.push_back(override_from(o));
@@ -280,6 +281,8 @@ RunSpec spec_from(const json& j) {
   RunSpec s;
   s.backend = parse_backend(j.value("backend", std::string("sim")), "backend");
   s.phantom = j.value("payload", std::string("real")) == "phantom";
+  s.measured_compute = j.value("compute", std::string("flops")) == "measured";
+  s.lv08 = j.value("network_model", std::string("cm02")) == "lv08";
   s.model = j.value("model", s.model);
   s.data = j.value("data", s.data);
   s.init = j.value("init", s.init);
@@ -314,6 +317,8 @@ RunSpec spec_from(const json& j) {
 std::string run_spec_json(const RunSpec& s) {
   const json j = {{"backend", to_string(s.backend)},
                   {"payload", s.phantom ? "phantom" : "real"},
+                  {"compute", s.measured_compute ? "measured" : "flops"},
+                  {"network_model", s.lv08 ? "lv08" : "cm02"},
                   {"model", s.model},
                   {"data", s.data},
                   {"init", s.init},

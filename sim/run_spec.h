@@ -46,6 +46,12 @@ struct RunSpec {
   // SimGrid only (--payload phantom): messages carry their size alone and reductions are
   // skipped (Communicator::phantom), for buffers that would not fit once per rank.
   bool phantom = false;
+  // SimGrid only (--compute measured): compute takes the CPU time this process spent on it
+  // (times a straggler's factor) instead of its flops at the node's GFLOP/s.
+  bool measured_compute = false;
+  // SimGrid only (--network-model lv08): SimGrid's LV08 model with its corrections instead
+  // of CM02 without them (sim/simgrid/sg_cluster.h).
+  bool lv08 = false;
   // What is trained.
   std::string model = "mlp:64";  // ModelSpec text
   std::string data = "synthetic";

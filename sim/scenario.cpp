@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/io/input_file.h"
+#include "sim/cluster_shape.h"
 #include "sim/link_model.h"
 #include "sim/scenario_names.h"
 
@@ -259,7 +260,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
             "link", "node"});
     if (auto v = r.string("topology")) {
       try {
-        s.network.topology = parse_topology(*v);
+        set_topology(s.network, *v);
       } catch (const UsageError& e) {
         r.error(*r.get("topology"), e.what());
       }

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "child_process.h"
 #include "cli_runner.h"
 #include "core/comm/collectives.h"
 #include "core/comm/cost_model.h"
@@ -30,47 +31,11 @@
 #endif
 
 using namespace dsgd;
+using dsgd::test::in_child;
 
 namespace {
 
 #ifdef DSGD_HAVE_SIMGRID
-
-// Runs `body` in a child process and returns what it returned, or "error: " and what it
-// threw. The child writes through a pipe and exits; the parent waits for it.
-std::string in_child(const std::function<std::string()>& body) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  std::fflush(nullptr);  // what the parent printed is not printed again by the child
-  std::cout.flush();
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    std::string out;
-    try {
-      out = body();
-    } catch (const std::exception& e) {
-      out = std::string("error: ") + e.what();
-    }
-    for (size_t done = 0; done < out.size();) {
-      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
-    out.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  INFO(out);
-  REQUIRE(WIFEXITED(status));
-  return out;
-}
 
 sim::ClusterOptions cluster(int nodes, sim::Topology topology = sim::Topology::mesh,
                             double latency_s = 0, double bandwidth_Bps = 0) {
@@ -427,6 +392,14 @@ TEST_CASE(
   INFO(phantom.err);
   CHECK(phantom.exit_code == 0);
   CHECK_THAT(phantom.out, Catch::Contains("phantom payloads: sizes only, nothing averaged"));
+  const dsgd::test::CliResult measured =
+      dsgd::test::run_dsgd("train --steps 3 --nodes 3 --backend simgrid --compute measured");
+  INFO(measured.err);
+  CHECK(measured.exit_code == 0);
+  CHECK_THAT(measured.out, Catch::Contains("compute as measured"));
+  const dsgd::test::CliResult on_nodes = dsgd::test::run_dsgd("train --steps 3 --compute measured");
+  CHECK(on_nodes.exit_code == 2);
+  CHECK_THAT(on_nodes.err, Catch::Contains("--compute measured runs on --backend simgrid only"));
 }
 
 TEST_CASE(

@@ -26,7 +26,12 @@
 namespace dsgd::bench {
 namespace {
 
-constexpr double kStartMarginS = 1e-3;      // beyond the link latencies, for the transport
+constexpr double kStartMarginS = 1e-3;  // beyond the link latencies, for the transport
+// In virtual time a lead costs nothing, and one latency per step of the broadcast would fall
+// short on SimGrid (a route of many links, each a latency; LV08's factor of 13.01): 10 s,
+// or more for latencies so long that a broadcast of 16-link routes at 13.01x might not fit.
+constexpr double kVirtualLeadS = 10;
+constexpr double kVirtualLatencyScale = 16 * 13.01;
 constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps, this last
 
 // Starts every rank's next collective at the same instant of the run's common clock and
@@ -35,6 +40,11 @@ constexpr double kSpinBeforeStartS = 2e-3;  // start_together yields, not sleeps
 // charged the wait. Instead rank 0 names a start `lead_s` ahead once all have arrived, and
 // each rank sleeps until then; a rank that hears of it late is charged the delay. In
 // virtual time the same, on the model's clock: each rank's clock moves to the start.
+// The steps of a binomial broadcast over `world` ranks, and one more.
+double broadcast_steps(int world) {
+  return std::bit_width(static_cast<unsigned>(world - 1)) + 1;
+}
+
 double start_together(Communicator& comm, double lead_s, bool virtual_time) {
   const Communicator::RealPayloads real(comm);  // the start time must arrive
   barrier(comm);
@@ -112,8 +122,10 @@ class SweepRank {
         bench_(plan.op, plan.reduce_op, plan.root, world_, rank_),
         options_{.algorithm = plan.requested},
         // Enough for the start time to reach every rank: one latency per hop of the broadcast.
-        lead_s_(kStartMarginS +
-                (std::bit_width(static_cast<unsigned>(world_ - 1)) + 1) * plan.link.latency_s) {
+        lead_s_(plan.virtual_time
+                    ? std::max(kVirtualLeadS,
+                               broadcast_steps(world_) * plan.link.latency_s * kVirtualLatencyScale)
+                    : kStartMarginS + broadcast_steps(world_) * plan.link.latency_s) {
     if (plan.phantom) bench_.share_buffers(comm);
   }
 
@@ -252,7 +264,7 @@ CollectiveRow SweepRank::make_row(const Size& size, const std::vector<float>& al
     row.algbw_GBps = bytes / row.time_us / 1e3;
     row.busbw_GBps = row.algbw_GBps * bus_factor(plan_.op, world_);
   }
-  if (!ideal(plan_.link)) {
+  if (plan_.predictable && !ideal(plan_.link)) {
     const double predicted = collective_cost(plan_.op, row.algorithm, world_, bytes)
                                  .predict_s(plan_.link.latency_s, plan_.link.bandwidth_Bps);
     row.predicted_us = predicted * 1e6;

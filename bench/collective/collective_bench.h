@@ -46,6 +46,10 @@ struct CollectivePlan {
   // there is no run warm-up; each row also says how long one iteration took to simulate.
   bool virtual_time = false;
   bool phantom = false;  // phantom payloads: sizes only, results not checked
+  // The alpha-beta model holds (one latency per message); not on SimGrid's fat-tree, torus
+  // and dragonfly, whose latency grows with a route's hops: no prediction there.
+  bool predictable = true;
+  bool lv08 = false;  // SimGrid's LV08 model (the predictions stay CM02's, dsgd's alpha-beta)
 };
 
 struct CollectiveRow {

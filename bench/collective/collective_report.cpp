@@ -31,8 +31,9 @@ std::string link_text(const sim::LinkSpec& link) {
 // How a SimGrid run's figures were taken.
 std::string virtual_time_lines(const CollectivePlan& plan) {
   std::string s = fmt::format(
-      "# link: {} (SimGrid's CM02 links); {} warm-up + {} timed iteration{} per size, {}\n",
-      link_text(plan.link), plan.warmup, plan.iters, plan.iters == 1 ? "" : "s",
+      "# link: {} (SimGrid's {} links); {} warm-up + {} timed iteration{} per size, {}\n",
+      link_text(plan.link), plan.lv08 ? "LV08" : "CM02", plan.warmup, plan.iters,
+      plan.iters == 1 ? "" : "s",
       plan.phantom ? "phantom payloads: sizes only, reductions skipped, results not checked"
                    : "every result checked");
   s += "# time: virtual (SimGrid's clock), from a start common to all ranks, median over "

@@ -19,6 +19,12 @@ namespace dsgd {
 
 inline constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 
+// DDP's rule for when a bucket is full: once it holds at least this many bytes, given how
+// many buckets were closed before it.
+inline int64_t bucket_limit(size_t closed, int64_t first_bytes, int64_t cap_bytes) {
+  return closed == 0 ? first_bytes : cap_bytes;
+}
+
 // One bucket: a contiguous range of the model's gradient buffer (Model::grad_buffer()).
 struct GradientBucket {
   int64_t begin = 0, end = 0;  // floats [begin, end) of the gradient buffer
@@ -38,7 +44,9 @@ std::vector<GradientBucket> assign_buckets(const Model& model, int64_t first_byt
 int64_t bucket_cap_bytes(double mb);
 std::string bucket_mb_text(int64_t bytes);
 // "3 buckets: 1.02 MB + 25 MB + 130 KB" (each bucket's floats; MB and KB are binary, as
-// DDP counts bucket_cap_mb).
+// DDP counts bucket_cap_mb); three or more alike in a row as one: "5 x 25 MB".
 std::string describe_buckets(const std::vector<GradientBucket>& buckets);
+// The same for buckets of these sizes in bytes.
+std::string describe_bucket_bytes(const std::vector<double>& bytes);
 
 }  // namespace dsgd

@@ -24,7 +24,7 @@ namespace {
 
 std::atomic<bool> engine_used{false};
 
-std::unique_ptr<sg4::Engine> start_engine() {
+std::unique_ptr<sg4::Engine> start_engine(bool lv08) {
   // SimGrid logs its configuration changes and the deadlocks it finds: dsgd reports both
   // its own way.
   xbt_log_control_set("root.thresh:warning");
@@ -33,9 +33,13 @@ std::unique_ptr<sg4::Engine> start_engine() {
   static char* argv[] = {name, nullptr};
   int argc = 1;
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
-  engine->set_config("network/model:CM02");
-  engine->set_config("network/crosstraffic:0");
-  engine->set_config("network/TCP-gamma:0");  // no window bound on a flow's rate
+  if (lv08) {
+    engine->set_config("network/model:LV08");  // its factors, cross traffic and window bound
+  } else {
+    engine->set_config("network/model:CM02");
+    engine->set_config("network/crosstraffic:0");
+    engine->set_config("network/TCP-gamma:0");  // no window bound on a flow's rate
+  }
   // Actors run one at a time in this thread: SgFabric sets kernel timers from them.
   engine->set_config("contexts/nthreads:1");
   return engine;
@@ -90,9 +94,10 @@ SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, cons
     throw UsageError(
         "--backend simgrid: SimGrid runs one simulation per process, and this process has run "
         "one already; start another dsgd for the next run");
-  std::unique_ptr<sg4::Engine> engine = start_engine();
-  const std::vector<sg4::Host*> hosts = build_platform(options);
-  SgFabric fabric(hosts, options.network.link.latency_s, options.node.eager_bytes, sg.phantom);
+  std::unique_ptr<sg4::Engine> engine = start_engine(sg.lv08);
+  SgPlatform platform = build_platform(options, sg.lv08);
+  const std::vector<sg4::Host*> hosts = platform.hosts;
+  SgFabric fabric(std::move(platform), options.node.eager_bytes, sg.phantom);
   RunState state;
   state.finished.assign(options.nodes, false);
   const Clock::time_point epoch = options.epoch.value_or(Clock::now());
@@ -112,7 +117,7 @@ SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, cons
   engine->run();
   if (state.failure) std::rethrow_exception(state.failure);
   if (!state.deadlock.empty()) throw DeadlockError(state.deadlock);
-  return {.simulated_s = state.last_finish_s};
+  return {.simulated_s = state.last_finish_s, .links = fabric.link_use()};
 }
 
 }  // namespace dsgd::sim::sg

@@ -19,10 +19,15 @@ struct SgOptions {
   // Phantom: messages carry only their size; receive buffers are left as they are.
   bool phantom = false;
   ComputeModel compute = ComputeModel::flops;
+  // SimGrid's LV08 network model with its corrections (latency x 13.01, bandwidth x 0.97,
+  // cross traffic, a TCP window bound) instead of CM02 without them; the latency is then
+  // the links', so each message pays it inside its transfer (sg_platform.h).
+  bool lv08 = false;
 };
 
 struct SgResult {
-  double simulated_s = 0;  // the clock when the last rank finished
+  double simulated_s = 0;      // the clock when the last rank finished
+  std::vector<LinkUse> links;  // the bytes each link carried, busiest first
 };
 
 // Runs fn(comm) on options.nodes ranks and returns when all are done. The first exception

@@ -26,10 +26,10 @@ SgFabric* running = nullptr;
 
 }  // namespace
 
-SgFabric::SgFabric(std::vector<sg4::Host*> hosts, double latency_s, size_t eager_bytes,
-                   bool phantom)
-    : hosts_(std::move(hosts)),
-      latency_s_(latency_s),
+SgFabric::SgFabric(SgPlatform platform, size_t eager_bytes, bool phantom)
+    : hosts_(std::move(platform.hosts)),
+      latency_s_(platform.latency_s),
+      latency_per_link_(platform.latency_per_link),
       eager_bytes_(eager_bytes),
       phantom_(phantom),
       inboxes_(hosts_.size()),
@@ -145,12 +145,38 @@ void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
 SgFabric::Stream& SgFabric::stream(int source, int dest) {
   Outbox& out = outboxes_[source];
   if (out.last_dest == dest) return *out.last;
-  Stream& s = out.streams[dest];
-  s.source = source;
-  s.dest = dest;
+  auto [it, added] = out.streams.try_emplace(dest);
+  Stream& s = it->second;
+  if (added) {
+    s.source = source;
+    s.dest = dest;
+    route(s);
+  }
   out.last_dest = dest;
   out.last = &s;
   return s;
+}
+
+void SgFabric::route(Stream& s) {
+  std::vector<sg4::Link*> links;
+  hosts_[s.source]->route_to(hosts_[s.dest], links, nullptr);
+  s.latency_s = latency_per_link_ ? latency_s_ * double(links.size()) : latency_s_;
+  for (const sg4::Link* link : links)
+    s.counts.push_back(&link_bytes_[link]);
+}
+
+std::vector<LinkUse> SgFabric::link_use() const {
+  std::vector<LinkUse> use;
+  for (const auto& [link, bytes] : link_bytes_)
+    if (bytes > 0)
+      use.push_back({.name = link->get_name(),
+                     .bandwidth_Bps = link->get_bandwidth(),
+                     .bytes = bytes,
+                     .shared = link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE});
+  std::sort(use.begin(), use.end(), [](const LinkUse& a, const LinkUse& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+  });
+  return use;
 }
 
 void SgFabric::start_next(Stream& stream) {
@@ -161,6 +187,9 @@ void SgFabric::start_next(Stream& stream) {
   }
   SgMessage& m = *stream.queue.front();
   m.transfer = sg4::Comm::sendto_init(hosts_[stream.source], hosts_[stream.dest]);
+  const double bytes = double(m.count * sizeof(float));
+  for (double* count : stream.counts)
+    *count += bytes;
   m.transfer->set_payload_size(m.count * sizeof(float));
   m.transfer->set_data(&stream);
   m.transfer->start();
@@ -180,7 +209,7 @@ void SgFabric::transfer_done(const sg4::Activity& activity) {
   const double now = sg4::Engine::get_clock();
   std::shared_ptr<SgMessage> m = std::move(stream->queue.front());
   stream->queue.pop_front();
-  m->arrival_s = now + fabric.latency_s_;
+  m->arrival_s = now + stream->latency_s;
   // It arrives a latency later, in a timer (which lets go of the transfer this notification
   // is about); the next message of the stream leaves now.
   stream->landing.push_back(m);

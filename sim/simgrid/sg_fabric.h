@@ -1,19 +1,20 @@
 // SgFabric: the messages of a SimGrid run and MPI's matching rules, shared by its ranks
 // (S4U actors, which run one at a time, so nothing here is locked). Every message leaves
 // when it is sent. Messages between one pair go through one stream, one after another, as
-// over one TCP connection: each is a transfer of its size over latency-free links, which
-// SimGrid's kernel (maestro) starts, in a timer, when the one before it has finished, and
-// each arrives the link's latency after its last byte left (another timer), so a pair's
-// messages pipeline as in dsgd's model while different pairs share the links they cross
-// (SimGrid's fluid model). No actor moves them: a message costs SimGrid a transfer and two
-// timers, and a rank's actor is resumed only when a message arrives for it. A message is
-// matched as it arrives (in order of arrival, as on the simulated nodes) with the first
-// posted receive that takes it (source or any source, and tag); a new receive takes the
-// first arrived message it fits. A send up to the eager limit completes at once; a larger
-// one when a receive has matched it (MPI's rendezvous protocol; its handshake's latency is
-// not counted, as on the simulated nodes).
-// Payloads: real (the floats are copied into the receive at the match) or phantom (only
-// sizes travel; a phantom run's ranks share the memory of their buffers, shared_buffer).
+// over one TCP connection: each is a transfer of its size, which SimGrid's kernel (maestro)
+// starts, in a timer, when the one before it has finished, and each arrives its stream's
+// latency after its last byte left (another timer: the platform's latency, once per link
+// of the route on the cluster topologies), so a pair's messages pipeline as in dsgd's model
+// while different pairs share the links they cross (SimGrid's fluid model). Under LV08 the
+// links carry the latency instead and the streams add none (sg_platform.h). No actor moves them: a
+// message costs SimGrid a transfer and two timers, and a rank's actor is resumed only when a
+// message arrives for it. A message is matched as it arrives (in order of arrival, as on the
+// simulated nodes) with the first posted receive that takes it (source or any source, and tag); a
+// new receive takes the first arrived message it fits. A send up to the eager limit completes at
+// once; a larger one when a receive has matched it (MPI's rendezvous protocol; its handshake's
+// latency is not counted, as on the simulated nodes). Payloads: real (the floats are copied into
+// the receive at the match) or phantom (only sizes travel; a phantom run's ranks share the memory
+// of their buffers, shared_buffer).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@
 #include <vector>
 
 #include <simgrid/s4u.hpp>
+
+#include "sim/link_use.h"
+#include "sim/simgrid/sg_platform.h"
 
 namespace dsgd::sim::sg {
 
@@ -51,10 +55,9 @@ struct SgReceive {
 
 class SgFabric {
  public:
-  // `hosts`: one per rank, on latency-free links; latency_s: every message's latency.
+  // `platform`: a host per rank, on latency-free links, and the latency messages take.
   // eager_bytes: MPI's eager limit; phantom: a run of phantom payloads (shared_buffer).
-  SgFabric(std::vector<simgrid::s4u::Host*> hosts, double latency_s, size_t eager_bytes,
-           bool phantom);
+  SgFabric(SgPlatform platform, size_t eager_bytes, bool phantom);
   ~SgFabric();
   SgFabric(const SgFabric&) = delete;
   SgFabric& operator=(const SgFabric&) = delete;
@@ -90,6 +93,10 @@ class SgFabric {
   // take no memory.
   std::span<float> shared_buffer(size_t count);
 
+  // The bytes each link has carried (each message counted on every link of its route), the
+  // busiest first; links that carried nothing are left out.
+  std::vector<LinkUse> link_use() const;
+
  private:
   struct Inbox {
     std::deque<std::shared_ptr<SgMessage>> unexpected;
@@ -109,8 +116,11 @@ class SgFabric {
     int source = 0, dest = 0;
     std::deque<std::shared_ptr<SgMessage>> queue, landing;
     bool busy = false;
+    double latency_s = 0;         // each message's, after its last byte left
+    std::vector<double*> counts;  // the bytes carried by each link of its route (link_bytes_)
   };
-  void land(Stream& stream);  // delivers the landing messages due now
+  void route(Stream& stream);  // its latency and its links' counts
+  void land(Stream& stream);   // delivers the landing messages due now
   static bool takes(const SgReceive& r, const SgMessage& m);
   void arrive(const std::shared_ptr<SgMessage>& m);  // matched or kept as unexpected
   void match(SgReceive& r, const std::shared_ptr<SgMessage>& m);
@@ -122,6 +132,8 @@ class SgFabric {
 
   std::vector<simgrid::s4u::Host*> hosts_;
   double latency_s_;
+  bool latency_per_link_;
+  std::unordered_map<const simgrid::s4u::Link*, double> link_bytes_;
   size_t eager_bytes_;
   bool phantom_;
   bool stopped_ = false;

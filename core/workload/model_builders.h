@@ -1,0 +1,14 @@
+// Builders of the built-in tables, one per model, for model_tables.cpp to pick from by name.
+// Internal to core/workload: callers use builtin_workload() (model_tables.h).
+#pragma once
+
+#include "core/workload/workload.h"
+
+namespace dsgd {
+
+Workload resnet50_workload();    // resnet50_table.cpp
+Workload bert_large_workload();  // transformer_table.cpp
+Workload gpt2_workload();        // transformer_table.cpp
+Workload gpt2_xl_workload();     // transformer_table.cpp
+
+}  // namespace dsgd
