@@ -176,7 +176,8 @@ void add_workload_command(CLI::App& bench, WorkloadFlags& f) {
   CLI::App* w = bench.add_subcommand(
       "workload",
       "Time data-parallel training steps of a real model (per-layer table) or an ASTRA-sim "
-      "workload file in model time: compute, exposed communication, busiest links");
+      "workload file in model time: compute, exposed communication, busiest links (phantom "
+      "payloads by default on --backend simgrid)");
   w->add_option("--workload", f.workload,
                 "resnet50 | bert-large | gpt2 | gpt2-xl, or a file in ASTRA-sim 1.0's text format")
       ->capture_default_str();
@@ -184,7 +185,8 @@ void add_workload_command(CLI::App& bench, WorkloadFlags& f) {
       ->capture_default_str();
   w->add_option("--steps", f.steps, "Training steps")->capture_default_str();
   w->add_option("--bucket-mb", f.bucket_mb,
-                "DDP's bucket_cap_mb: gradients all-reduced together; 0: one bucket per layer")
+                "DDP's bucket_cap_mb: gradients all-reduced together; 0: one all-reduce after "
+                "backward; 0.001 (and --first-bucket-mb 0.001): a bucket per layer")
       ->capture_default_str();
   w->add_option("--first-bucket-mb", f.first_bucket_mb, "The first bucket's cap, as DDP's")
       ->capture_default_str();
