@@ -125,7 +125,8 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
 void add_cluster_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   const LinkSpec& link = d.cluster.network.link;
   t.add_option("--nodes", f.nodes,
-               fmt::format("Number of simulated nodes, 1-256 (default {})", d.cluster.nodes));
+               fmt::format("Number of ranks: 1-{} simulated nodes, 1-{} SimGrid ranks (default {})",
+                           kMaxNodes, kMaxSimgridRanks, d.cluster.nodes));
   t.add_option(
       "--scenario", f.scenario,
       "Cluster scenario: a shipped one by name (flaky-wan, straggler, ...) or a TOML file");
