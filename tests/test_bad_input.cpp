@@ -237,6 +237,7 @@ const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trac
 
 // dsgd train with one bad flag value; the outputs go to {d}/out.
 std::vector<Row> training_mode_rows();
+std::vector<Row> backend_rows();
 
 std::vector<Row> flag_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
@@ -288,18 +289,6 @@ std::vector<Row> flag_rows() {
       {"--timeout -5s", train("--timeout -5s"), {"--timeout '-5s'", "positive"}},
       {"--timeout forever", train("--timeout forever"), {"--timeout 'forever'", "unit"}},
       {"--topology ring", train("--topology ring"), {"--topology", "mesh, switch or racks"}},
-      {"--device gpu", train("--device gpu"), {"--device gpu", "--device cpu"}},
-      {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
-      {"--payload phantom",
-       train("--payload phantom"),
-       {"--payload phantom runs on --backend simgrid only", "add --backend simgrid"}},
-      {"--compute measured",
-       train("--compute measured"),
-       {"--compute measured runs on --backend simgrid only", "drop --compute"}},
-      {"--topology fat-tree",
-       train("--topology fat-tree"),
-       {"--topology fat-tree is built by SimGrid only", "add --backend simgrid"}},
-      {"--gflops 0", train("--gflops 0"), {"--gflops 0", "0.001 to 1e9"}},
       {"--save given twice", train("--save {d}/out/q.npz"), {"--save", "dsgd train --help"}},
       {"--metrics DIRECTORY", "train -q --metrics {d}", {"--metrics", "is a directory"}},
       {"--save ''", "train -q --save ''", {"--save", "empty value"}},
@@ -317,9 +306,30 @@ std::vector<Row> flag_rows() {
        "train -q --trace {d}/missing/t.json",
        {"--trace", "does not exist", "create it"}},
   };
-  for (Row& row : training_mode_rows())
-    rows.push_back(std::move(row));
+  for (auto more : {training_mode_rows(), backend_rows()})
+    for (Row& row : more)
+      rows.push_back(std::move(row));
   return rows;
+}
+
+// dsgd train with a backend, device or choice only one backend has, given where it does not
+// run.
+std::vector<Row> backend_rows() {
+  const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
+  return {
+      {"--device gpu", train("--device gpu"), {"--device gpu", "--device cpu"}},
+      {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
+      {"--payload phantom",
+       train("--payload phantom"),
+       {"--payload phantom runs on --backend simgrid only", "add --backend simgrid"}},
+      {"--compute measured",
+       train("--compute measured"),
+       {"--compute measured runs on --backend simgrid only", "drop --compute"}},
+      {"--topology fat-tree",
+       train("--topology fat-tree"),
+       {"--topology fat-tree is built by SimGrid only", "add --backend simgrid"}},
+      {"--gflops 0", train("--gflops 0"), {"--gflops 0", "0.001 to 1e9"}},
+  };
 }
 
 // dsgd train with a bad choice of training mode: buckets, local SGD, compression,
