@@ -324,12 +324,15 @@ void check_mpi_flags(const RunFlags& f) {
                       flag, flag));
 }
 
-// What the SimGrid backend cannot run yet: what needs threads of its own beside a rank's
-// (DDP's overlapped buckets), another cluster (elastic rounds) or a GPU. Its network limits
-// are checked when it starts (sim/simgrid/sg_platform.h).
+// What the SimGrid backend cannot run yet: another cluster (elastic rounds) or a GPU. Its
+// network limits are checked when it starts (sim/simgrid/sg_platform.h).
 void check_simgrid(const RunSpec& s) {
+  if (s.measured_compute && s.bucket_mb > 0)
+    throw UsageError(fmt::format(
+        "--bucket-mb {} needs --compute flops: DDP's buckets start when backward reaches "
+        "them, a time only the flops model knows; drop --compute measured or --bucket-mb",
+        s.bucket_mb));
   const std::pair<std::string, bool> refused[] = {
-      {fmt::format("--bucket-mb {}", s.bucket_mb), s.bucket_mb > 0},
       {fmt::format("--elastic {}", to_string(s.elastic.policy)),
        s.elastic.policy != ElasticPolicy::none},
       {fmt::format("--device {}", s.device), s.device != "cpu"},

@@ -148,6 +148,10 @@ class Communicator {
   virtual double compute_model_s(double flops) const { return 0; }
   virtual void straggle(double measured_s) const {}
   virtual void advance_model_to(double t) {}
+  // Whether a thread other than the rank's may make this rank's calls (DDP's communication
+  // thread). False where a rank is not a thread (a SimGrid actor): the rank makes its
+  // buckets' calls itself after backward, each starting at its bucket's model time.
+  virtual bool callable_from_any_thread() const { return true; }
 
   // Why this rank can no longer finish a collective with every other rank (a peer was
   // lost, the run was aborted), or "" while all is well. Rank thread; it does not block,

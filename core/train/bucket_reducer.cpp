@@ -11,7 +11,7 @@ BucketReducer::BucketReducer(Communicator& comm, std::vector<GradientBucket> buc
     : comm_(comm),
       buckets_(std::move(buckets)),
       reduce_(std::move(reduce)),
-      thread_([this] { serve(); }) {
+      thread_(comm.callable_from_any_thread() ? std::thread([this] { serve(); }) : std::thread()) {
   std::lock_guard lock(mutex_);  // the thread already runs
   handed_.reserve(buckets_.size());
 }
@@ -22,7 +22,7 @@ BucketReducer::~BucketReducer() {
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void BucketReducer::layers_done(int64_t lowest_layer, std::span<float> grads, double front_s) {
@@ -41,6 +41,10 @@ double BucketReducer::finish() {
   std::unique_lock lock(mutex_);
   if (handed_.size() != buckets_.size())
     throw std::logic_error("BucketReducer::finish: backward did not finish every layer");
+  if (!thread_.joinable()) {
+    lock.unlock();
+    return reduce_handed();
+  }
   cv_.wait(lock, [&] { return done_ == buckets_.size(); });
   const double busy_s = busy_s_;
   std::exception_ptr error = std::exchange(error_, nullptr);
@@ -75,6 +79,15 @@ void BucketReducer::serve() {
     ++done_;
     cv_.notify_all();
   }
+}
+
+double BucketReducer::reduce_handed() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<Handed> handed = std::exchange(handed_, {});
+  handed_.reserve(buckets_.size());
+  for (const Handed& h : handed)
+    reduce(h);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void BucketReducer::reduce(const Handed& h) {

@@ -10,6 +10,9 @@
 // when it handed the bucket over (Communicator::advance_model_to), so the rank's model time
 // after finish() is the later of the compute's end and the last bucket's, as on a machine
 // whose network works while its cores compute.
+// Where the Communicator may be called from the rank's thread only (a SimGrid actor,
+// Communicator::callable_from_any_thread), there is no thread: finish() reduces the handed
+// buckets in order, each from its own model time, which is the same run in model time.
 // Not a trainer: core/train/trainer.cpp decides when to hand buckets over.
 #pragma once
 
@@ -56,6 +59,7 @@ class BucketReducer {
   };
   void serve();                  // the communication thread
   void reduce(const Handed& h);  // one bucket, on that thread
+  double reduce_handed();        // without a thread: every bucket, on the rank's thread
 
   Communicator& comm_;
   const std::vector<GradientBucket> buckets_;
@@ -67,7 +71,7 @@ class BucketReducer {
   double busy_s_ = 0;
   std::exception_ptr error_;
   bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is built
+  std::thread thread_;  // last: starts once the rest is built (none: reduce_handed)
 };
 
 }  // namespace dsgd

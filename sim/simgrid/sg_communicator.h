@@ -40,6 +40,7 @@ class SgCommunicator final : public Communicator {
   void on_compute(double measured_s, double flops) override;
   double compute_model_s(double flops) const override;
   void advance_model_to(double t) override;
+  bool callable_from_any_thread() const override { return false; }  // an actor's calls only
 
   // What the rank waits for now ("rank 0 waits in recv from rank 1, tag 0"), or "".
   std::string blocked() const;
