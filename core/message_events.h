@@ -1,6 +1,6 @@
-// The events a backend reports for one message (send_begin, recv_begin, recv_end), built
-// the same way by every backend: op "send" or "recv", the payload's size, and with the
-// payload itself its first values (at most 4) as the preview.
+// The events a backend reports for one message (send_begin, recv_begin, recv_end, and a note
+// of its retransmissions), built the same way by every backend: op "send" or "recv", the
+// payload's size, and with the payload itself its first values (at most 4) as the preview.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +29,16 @@ inline Event message_event(EventKind kind, int peer, int tag, std::span<const fl
   e.preview_count = static_cast<uint8_t>(std::min(e.preview.size(), payload.size()));
   std::copy_n(payload.begin(), e.preview_count, e.preview.begin());
   return e;
+}
+
+// The network lost the message to `peer` with `tag` this many times: said by the sender
+// right after its send_begin (events.h, kRetransmitNote).
+inline Event retransmit_note(int peer, int tag, int retransmits) {
+  return {.kind = EventKind::note,
+          .peer = peer,
+          .tag = tag,
+          .seq = static_cast<uint64_t>(retransmits),
+          .op = kRetransmitNote};
 }
 
 }  // namespace dsgd

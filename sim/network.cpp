@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "core/data/rng.h"
 #include "core/errors.h"
+#include "sim/link_rules.h"
 
 namespace dsgd::sim {
 
@@ -68,10 +68,8 @@ Network::Network(NetworkConfig config, int world)
         fmt::format("racks = {}: use 1 to {} racks for {} nodes", config_.racks, world, world));
   state_.resize(size_t(world) * world);
   for (int s = 0; s < world; ++s)
-    for (int d = 0; d < world; ++d) {
-      uint64_t seed = config_.seed * 0x9e3779b97f4a7c15ULL + uint64_t(s) * world + d + 1;
-      state_[size_t(s) * world + d].rng_state = data::splitmix64(seed);
-    }
+    for (int d = 0; d < world; ++d)
+      state_[size_t(s) * world + d].rng_state = link_rng_seed(config_.seed, world, s, d);
   // Resources: their count here, their bandwidths from the links.
   if (config_.topology == Topology::switch_)
     resources_.resize(2 * size_t(world));
@@ -83,23 +81,10 @@ Network::Network(NetworkConfig config, int world)
 
 void Network::derive_links() {
   const int world = world_;
-  links_.assign(size_t(world) * world, config_.link);
-  // Node overrides first (from or to == -1), then link overrides, in file order.
-  auto apply = [](LinkSpec& l, const LinkOverride& o) {
-    if (o.latency_s) l.latency_s = *o.latency_s;
-    if (o.bandwidth_Bps) l.bandwidth_Bps = *o.bandwidth_Bps;
-    if (o.jitter_s) l.jitter_s = *o.jitter_s;
-    if (o.loss) l.loss = *o.loss;
-  };
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& o : config_.overrides) {
-      const bool node_override = o.from < 0 || o.to < 0;
-      if (node_override != (pass == 0)) continue;
-      for (int s = 0; s < world; ++s)
-        for (int d = 0; d < world; ++d)
-          if ((o.from < 0 || o.from == s) && (o.to < 0 || o.to == d))
-            apply(links_[size_t(s) * world + d], o);
-    }
+  links_.resize(size_t(world) * world);
+  for (int s = 0; s < world; ++s)
+    for (int d = 0; d < world; ++d)
+      links_[size_t(s) * world + d] = overridden_link(config_, s, d);
   if (config_.topology == Topology::switch_) {
     // Uplink of node i (index 2i) and downlink (2i+1), with the node's link bandwidth.
     for (int i = 0; i < world; ++i) {
@@ -124,8 +109,7 @@ void Network::set_default_link(const LinkSpec& link) {
 }
 
 int Network::rack_of(int rank) const {
-  const int racks = std::max(config_.racks, 1);
-  return static_cast<int>(int64_t(rank) * racks / world_);
+  return sim::rack_of(rank, config_.racks, world_);
 }
 
 LinkSpec Network::link(int src, int dst) const {
@@ -134,14 +118,7 @@ LinkSpec Network::link(int src, int dst) const {
 }
 
 LinkSpec Network::link_locked(int src, int dst) const {
-  LinkSpec l = links_[size_t(src) * world_ + dst];
-  if (config_.topology == Topology::racks && rack_of(src) != rack_of(dst)) {
-    l.latency_s += config_.trunk.latency_s;
-    if (config_.trunk.bandwidth_Bps > 0)
-      l.bandwidth_Bps = l.bandwidth_Bps > 0 ? std::min(l.bandwidth_Bps, config_.trunk.bandwidth_Bps)
-                                            : config_.trunk.bandwidth_Bps;
-  }
-  return l;
+  return through_trunk(config_, world_, src, dst, links_[size_t(src) * world_ + dst]);
 }
 
 std::vector<int> Network::path(int src, int dst) const {
@@ -195,15 +172,9 @@ Network::Arrival Network::schedule(int src, int dst, uint64_t bytes, double net_
   const LinkSpec l = link_locked(src, dst);
   LinkState& st = state_[size_t(src) * world_ + dst];
   // Per-message draws, in send order on this link: deterministic for a seed.
-  auto uniform = [&] {
-    return static_cast<double>(data::splitmix64(st.rng_state) >> 11) * 0x1.0p-53;
-  };
-  double extra = 0;
-  if (l.jitter_s > 0) extra += uniform() * l.jitter_s;
-  int retransmits = 0;
-  if (l.loss > 0)
-    for (; retransmits < 16 && uniform() < l.loss; ++retransmits)
-      extra += config_.rto_s;
+  const LinkDraw draw = draw_delay(l, config_.rto_s, st.rng_state);
+  const double extra = draw.extra_s;
+  const int retransmits = draw.retransmits;
 
   const std::vector<int> hops = path(src, dst);
   // The slowest bandwidth on the path sets the transfer time; every resource on the path

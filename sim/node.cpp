@@ -31,15 +31,6 @@ int64_t saturated_ns(double s) {
   return static_cast<int64_t>(std::clamp(s * 1e9, -kLimit, kLimit));
 }
 
-// The link model lost the message to `dst` with `tag` this many times: said at the sender,
-// right after its send_begin (events.h, kRetransmitNote).
-Event retransmit_note(int dst, int tag, int retransmits) {
-  return {.kind = EventKind::note,
-          .peer = dst,
-          .tag = tag,
-          .seq = static_cast<uint64_t>(retransmits),
-          .op = kRetransmitNote};
-}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ std::string deadlock_report(const RunState& state) {
 SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, const SgOptions& sg) {
   if (options.nodes < 1)
     throw UsageError(fmt::format("--nodes {}: use at least 1 node", options.nodes));
-  check_supported(options);
+  check_supported(options, sg.lv08);
   if (engine_used.exchange(true))
     throw UsageError(
         "--backend simgrid: SimGrid runs one simulation per process, and this process has run "

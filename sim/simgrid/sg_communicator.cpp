@@ -125,8 +125,9 @@ SgCommunicator::SgCommunicator(int rank, int world, SgFabric& fabric, ComputeMod
 std::string SgCommunicator::blocked() const {
   if (!blocked_) return {};
   const Wait& w = *blocked_;
-  return w.send ? blocked_send_text(rank_, w.peer, w.tag, w.bytes, fabric_.eager_bytes())
-                : blocked_recv_text(rank_, w.peer, w.tag);
+  if (w.send) return blocked_send_text(rank_, w.peer, w.tag, w.bytes, fabric_.eager_bytes());
+  const std::string note = w.peer >= 0 ? fabric_.outage_note(w.peer, rank_) : "";
+  return blocked_recv_text(rank_, w.peer, w.tag) + (note.empty() ? "" : ": " + note);
 }
 
 double SgCommunicator::model_s() const {
@@ -163,9 +164,9 @@ Request SgCommunicator::do_isend(std::span<const float> data, int dst, int tag) 
     emit(phantom() ? message_event(EventKind::send_begin, dst, tag, data.size_bytes(), seq)
                    : message_event(EventKind::send_begin, dst, tag, data, seq));
   }
-  return Request(
-      std::make_shared<SendRequest>(*this, fabric_.send(rank_, dst, tag, data, !phantom())),
-      timeout());
+  std::shared_ptr<SgMessage> m = fabric_.send(rank_, dst, tag, data, !phantom());
+  if (m->retransmits > 0 && events()) emit(retransmit_note(dst, tag, m->retransmits));
+  return Request(std::make_shared<SendRequest>(*this, std::move(m)), timeout());
 }
 
 Request SgCommunicator::do_irecv(std::span<float> data, int src, int tag) {

@@ -1,6 +1,7 @@
 #include "sim/simgrid/sg_fabric.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -11,6 +12,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/errors.h"
+#include "sim/link_rules.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -28,8 +30,10 @@ SgFabric* running = nullptr;
 
 SgFabric::SgFabric(SgPlatform platform, size_t eager_bytes, bool phantom)
     : hosts_(std::move(platform.hosts)),
-      latency_s_(platform.latency_s),
+      network_(std::move(platform.network)),
       latency_per_link_(platform.latency_per_link),
+      latency_in_links_(platform.latency_in_links),
+      pair_bandwidths_(platform.pair_bandwidths),
       eager_bytes_(eager_bytes),
       phantom_(phantom),
       inboxes_(hosts_.size()),
@@ -56,6 +60,12 @@ std::shared_ptr<SgMessage> SgFabric::send(int source, int dest, int tag,
   m->count = data.size();
   m->eager = source == dest || data.size_bytes() <= eager_bytes_;
   m->carried = carried;
+  if (source != dest) {  // the draws, in send order on its link, as on simulated nodes
+    Stream& stream = this->stream(source, dest);
+    const LinkDraw draw = draw_delay(stream.link, network_.rto_s, stream.rng);
+    m->retransmits = draw.retransmits;
+    m->delay_s = draw.extra_s;
+  }
   if (carried) {
     if (m->eager)
       m->copy.assign(data.begin(), data.end());
@@ -160,9 +170,31 @@ SgFabric::Stream& SgFabric::stream(int source, int dest) {
 void SgFabric::route(Stream& s) {
   std::vector<sg4::Link*> links;
   hosts_[s.source]->route_to(hosts_[s.dest], links, nullptr);
-  s.latency_s = latency_per_link_ ? latency_s_ * double(links.size()) : latency_s_;
+  const int world = static_cast<int>(hosts_.size());
+  s.link = latency_per_link_ || latency_in_links_
+               ? network_.link
+               : through_trunk(network_, world, s.source, s.dest,
+                               overridden_link(network_, s.source, s.dest));
+  s.latency_s = latency_in_links_   ? 0
+                : latency_per_link_ ? network_.link.latency_s * double(links.size())
+                                    : s.link.latency_s;
+  if (pair_bandwidths_) {  // alone on its route, a transfer takes bytes / the pair's bandwidth
+    double route_Bps = kUnlimitedBps;
+    for (const sg4::Link* link : links)
+      route_Bps = std::min(route_Bps, link->get_bandwidth());
+    s.size_scale = route_Bps / (s.link.bandwidth_Bps > 0 ? s.link.bandwidth_Bps : kUnlimitedBps);
+  }
+  s.rng = link_rng_seed(network_.seed, world, s.source, s.dest);
   for (const sg4::Link* link : links)
     s.counts.push_back(&link_bytes_[link]);
+}
+
+std::string SgFabric::outage_note(int src, int dst) const {
+  if (outage_end(network_.outages, src, dst, sg4::Engine::get_clock()) < 1e299) return "";
+  return fmt::format(
+      "the link {} -> {} is down for good (an outage without 'until' in the scenario), so "
+      "nothing crosses it",
+      src, dst);
 }
 
 std::vector<LinkUse> SgFabric::link_use() const {
@@ -185,12 +217,19 @@ void SgFabric::start_next(Stream& stream) {
     stream.busy = false;
     return;
   }
+  // A link in an outage holds its messages until it ends (never, for one without end).
+  const double now = sg4::Engine::get_clock();
+  const double leaves = outage_end(network_.outages, stream.source, stream.dest, now);
+  if (leaves > now) {
+    if (leaves < 1e299) Timer::set(leaves, [this, &stream] { start_next(stream); });
+    return;
+  }
   SgMessage& m = *stream.queue.front();
   m.transfer = sg4::Comm::sendto_init(hosts_[stream.source], hosts_[stream.dest]);
   const double bytes = double(m.count * sizeof(float));
   for (double* count : stream.counts)
     *count += bytes;
-  m.transfer->set_payload_size(m.count * sizeof(float));
+  m.transfer->set_payload_size(static_cast<uint64_t>(std::llround(bytes * stream.size_scale)));
   m.transfer->set_data(&stream);
   m.transfer->start();
 }
@@ -209,7 +248,8 @@ void SgFabric::transfer_done(const sg4::Activity& activity) {
   const double now = sg4::Engine::get_clock();
   std::shared_ptr<SgMessage> m = std::move(stream->queue.front());
   stream->queue.pop_front();
-  m->arrival_s = now + stream->latency_s;
+  m->arrival_s = std::max(now + stream->latency_s + m->delay_s, stream->last_arrival_s);
+  stream->last_arrival_s = m->arrival_s;
   // It arrives a latency later, in a timer (which lets go of the transfer this notification
   // is about); the next message of the stream leaves now.
   stream->landing.push_back(m);

@@ -41,6 +41,8 @@ struct SgMessage {
   std::vector<float> copy;         // real, eager: the payload as sent
   const float* from = nullptr;     // real, rendezvous: the sender's buffer until matched
   bool matched = false;            // a receive took it
+  int retransmits = 0;             // times the network lost it (sim/link_rules.h's draws)
+  double delay_s = 0;              // what its draws add to its latency (jitter, the RTOs)
   double arrival_s = -1;           // when it arrived
   simgrid::s4u::CommPtr transfer;  // its bytes on the links, until it arrives
 };
@@ -55,7 +57,7 @@ struct SgReceive {
 
 class SgFabric {
  public:
-  // `platform`: a host per rank, on latency-free links, and the latency messages take.
+  // `platform`: a host per rank, its links, and what the fabric adds to each message.
   // eager_bytes: MPI's eager limit; phantom: a run of phantom payloads (shared_buffer).
   SgFabric(SgPlatform platform, size_t eager_bytes, bool phantom);
   ~SgFabric();
@@ -85,6 +87,9 @@ class SgFabric {
   // The run is over (a rank failed and the others are being killed): messages still on the
   // links go nowhere.
   void stop() { stopped_ = true; }
+
+  // Why nothing from src reaches dst any more ("" while it may): an outage without end.
+  std::string outage_note(int src, int dst) const;
 
   size_t eager_bytes() const { return eager_bytes_; }
   bool phantom() const { return phantom_; }
@@ -116,10 +121,14 @@ class SgFabric {
     int source = 0, dest = 0;
     std::deque<std::shared_ptr<SgMessage>> queue, landing;
     bool busy = false;
+    LinkSpec link;                // its pair's (sim/link_rules.h): jitter, loss, bandwidth
     double latency_s = 0;         // each message's, after its last byte left
+    double size_scale = 1;        // its transfers' sizes: bytes x this (sg_platform.h)
+    uint64_t rng = 0;             // its draws' state
+    double last_arrival_s = 0;    // none arrives before the one sent before it
     std::vector<double*> counts;  // the bytes carried by each link of its route (link_bytes_)
   };
-  void route(Stream& stream);  // its latency and its links' counts
+  void route(Stream& stream);  // its link, latency and rate, and its links' counts
   void land(Stream& stream);   // delivers the landing messages due now
   static bool takes(const SgReceive& r, const SgMessage& m);
   void arrive(const std::shared_ptr<SgMessage>& m);  // matched or kept as unexpected
@@ -131,8 +140,8 @@ class SgFabric {
   void wake(int rank);
 
   std::vector<simgrid::s4u::Host*> hosts_;
-  double latency_s_;
-  bool latency_per_link_;
+  NetworkConfig network_;
+  bool latency_per_link_, latency_in_links_, pair_bandwidths_;
   std::unordered_map<const simgrid::s4u::Link*, double> link_bytes_;
   size_t eager_bytes_;
   bool phantom_;

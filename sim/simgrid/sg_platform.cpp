@@ -1,5 +1,6 @@
 #include "sim/simgrid/sg_platform.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -7,6 +8,7 @@
 
 #include "core/errors.h"
 #include "sim/cluster_shape.h"
+#include "sim/link_rules.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -14,43 +16,90 @@ namespace dsgd::sim::sg {
 
 namespace {
 
-// "0 = unlimited" has no SimGrid equivalent: a bandwidth no transfer notices (1 EB/s).
-constexpr double kUnlimitedBps = 1e18;
-
-[[noreturn]] void unsupported(const std::string& what) {
-  throw UsageError(fmt::format(
-      "--backend simgrid does not model {} yet: leave it out, or use --backend sim", what));
+[[noreturn]] void unsupported(const std::string& what,
+                              const std::string& fix = "leave it out, or use --backend sim") {
+  throw UsageError(fmt::format("--backend simgrid does not model {} yet: {}", what, fix));
 }
 
-double bandwidth_of(const NetworkConfig& net) {
-  return net.link.bandwidth_Bps > 0 ? net.link.bandwidth_Bps : kUnlimitedBps;
+double bandwidth_of(const LinkSpec& link) {
+  return link.bandwidth_Bps > 0 ? link.bandwidth_Bps : kUnlimitedBps;
+}
+
+sg4::Host* create_host(sg4::NetZone* zone, const ClusterOptions& options, int rank) {
+  return zone->create_host(fmt::format("rank{}", rank), options.node_of(rank).gflops * 1e9);
+}
+
+// A host's link in a mesh (or a rack, a mesh of its own): a fat pipe, so every flow gets
+// the whole bandwidth, as a private link per pair would give it.
+sg4::LinkInRoute mesh_link(sg4::NetZone* zone, const ClusterOptions& options, int rank,
+                           double latency_s) {
+  const double bandwidth = bandwidth_of(options.network.link);
+  return sg4::LinkInRoute(zone->create_link(fmt::format("link{}", rank), bandwidth)
+                              ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                              ->set_latency(latency_s));
+}
+
+// A host's uplink and downlink to the switch, shared by its flows, at its node's bandwidth
+// (sim/network.cpp: the links to and from the next rank, after the overrides).
+sg4::LinkInRoute switch_link(sg4::NetZone* zone, const ClusterOptions& options, int rank,
+                             double latency_s) {
+  const int next = (rank + 1) % options.nodes;
+  sg4::SplitDuplexLink* link = zone->create_split_duplex_link(fmt::format("link{}", rank), 1);
+  link->get_link_up()->set_bandwidth(bandwidth_of(overridden_link(options.network, rank, next)));
+  link->get_link_down()->set_bandwidth(bandwidth_of(overridden_link(options.network, next, rank)));
+  link->set_latency(latency_s);
+  return sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP);
 }
 
 // mesh and switch: a star of one link per host, each of `latency_s`.
 std::vector<sg4::Host*> build_star(const ClusterOptions& options, double latency_s) {
   const bool mesh = options.network.topology == Topology::mesh;
-  const double bandwidth = bandwidth_of(options.network);
   sg4::NetZone* zone = sg4::create_star_zone("cluster");
   std::vector<sg4::Host*> hosts;
   hosts.reserve(options.nodes);
   for (int r = 0; r < options.nodes; ++r) {
-    sg4::Host* host = zone->create_host(fmt::format("rank{}", r), options.node_of(r).gflops * 1e9);
-    std::vector<sg4::LinkInRoute> route;
-    if (mesh) {
-      sg4::Link* link = zone->create_link(fmt::format("link{}", r), bandwidth)
-                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                            ->set_latency(latency_s);
-      route.emplace_back(link);
-    } else {
-      sg4::SplitDuplexLink* link =
-          zone->create_split_duplex_link(fmt::format("link{}", r), bandwidth);
-      link->set_latency(latency_s);
-      route.emplace_back(link, sg4::LinkInRoute::Direction::UP);
-    }
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, route, true);
+    sg4::Host* host = create_host(zone, options, r);
+    const sg4::LinkInRoute link =
+        mesh ? mesh_link(zone, options, r, latency_s) : switch_link(zone, options, r, latency_s);
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {link}, true);
     hosts.push_back(host);
   }
   zone->seal();
+  return hosts;
+}
+
+// racks: a zone per rack, its hosts a mesh (mesh_link, `latency_s` each), reached through
+// a router; between the routers of each ordered pair of racks a shared trunk at the
+// trunk's bandwidth, carrying `trunk_latency_s`.
+std::vector<sg4::Host*> build_racks(const ClusterOptions& options, double latency_s,
+                                    double trunk_latency_s) {
+  const NetworkConfig& net = options.network;
+  const int racks = std::clamp(net.racks, 1, options.nodes);
+  sg4::NetZone* root = sg4::create_full_zone("cluster");
+  std::vector<sg4::NetZone*> zones;
+  std::vector<simgrid::kernel::routing::NetPoint*> routers;
+  for (int k = 0; k < racks; ++k) {
+    zones.push_back(sg4::create_star_zone(fmt::format("rack{}", k))->set_parent(root));
+    routers.push_back(zones.back()->create_router(fmt::format("rack{}-router", k)));
+  }
+  std::vector<sg4::Host*> hosts;
+  for (int r = 0; r < options.nodes; ++r) {
+    sg4::NetZone* zone = zones[rack_of(r, racks, options.nodes)];
+    hosts.push_back(create_host(zone, options, r));
+    zone->add_route(hosts.back()->get_netpoint(), nullptr, nullptr, nullptr,
+                    {mesh_link(zone, options, r, latency_s)}, true);
+  }
+  for (sg4::NetZone* zone : zones)
+    zone->seal();
+  for (int a = 0; a < racks; ++a)
+    for (int b = 0; b < racks; ++b) {
+      if (a == b) continue;
+      sg4::Link* trunk = root->create_link(fmt::format("trunk{}-{}", a, b), bandwidth_of(net.trunk))
+                             ->set_latency(trunk_latency_s);
+      root->add_route(zones[a]->get_netpoint(), zones[b]->get_netpoint(), routers[a], routers[b],
+                      {sg4::LinkInRoute(trunk)}, false);
+    }
+  root->seal();
   return hosts;
 }
 
@@ -69,7 +118,7 @@ std::vector<sg4::Host*> build_cluster(const ClusterOptions& options, double late
         hosts[rank]->get_netpoint(), nullptr};
   };
   const sg4::ClusterCallbacks callbacks(netpoint);
-  const double bandwidth = bandwidth_of(net);
+  const double bandwidth = bandwidth_of(net.link);
   constexpr auto kDuplex = sg4::Link::SharingPolicy::SPLITDUPLEX;
   sg4::NetZone* zone = nullptr;
   if (net.topology == Topology::fat_tree) {
@@ -92,13 +141,15 @@ std::vector<sg4::Host*> build_cluster(const ClusterOptions& options, double late
 
 }  // namespace
 
-void check_supported(const ClusterOptions& options) {
+void check_supported(const ClusterOptions& options, bool lv08) {
   const NetworkConfig& net = options.network;
-  if (net.topology == Topology::racks) unsupported("the racks topology");
-  if (!net.overrides.empty()) unsupported("per-link or per-node network overrides");
-  if (net.link.jitter_s > 0) unsupported("jitter");
-  if (net.link.loss > 0) unsupported("loss");
-  if (!net.outages.empty()) unsupported("link outages");
+  if (is_cluster_topology(net.topology) && !net.overrides.empty())
+    unsupported(
+        fmt::format("per-link or per-node overrides on --topology {}", to_string(net.topology)),
+        "use --topology mesh, switch or racks, or --backend sim");
+  if (lv08 && !net.overrides.empty())
+    unsupported("per-link or per-node overrides under --network-model lv08",
+                "use --network-model cm02, or --backend sim");
   for (int r = 0; r < options.nodes; ++r) {
     const NodeOptions& node = options.node_of(r);
     if (node.crash_at_step || node.crash_at_s) unsupported(fmt::format("a crash (rank {})", r));
@@ -109,12 +160,20 @@ void check_supported(const ClusterOptions& options) {
 SgPlatform build_platform(const ClusterOptions& options, bool latency_in_links) {
   const NetworkConfig& net = options.network;
   const double latency = net.link.latency_s;
-  if (!is_cluster_topology(net.topology)) {
-    if (latency_in_links) return {.hosts = build_star(options, latency / 2)};
-    return {.hosts = build_star(options, 0), .latency_s = latency};
+  SgPlatform p{.network = net, .latency_in_links = latency_in_links};
+  if (is_cluster_topology(net.topology)) {
+    p.hosts = build_cluster(options, latency_in_links ? latency : 0);
+    p.latency_per_link = !latency_in_links;
+    return p;
   }
-  if (latency_in_links) return {.hosts = build_cluster(options, latency)};
-  return {.hosts = build_cluster(options, 0), .latency_s = latency, .latency_per_link = true};
+  // With overrides a pair's bandwidth may differ from its route's (sim/network.cpp times a
+  // message at its pair's bandwidth).
+  p.pair_bandwidths = !net.overrides.empty();
+  const double host_latency = latency_in_links ? latency / 2 : 0;
+  p.hosts = net.topology == Topology::racks
+                ? build_racks(options, host_latency, latency_in_links ? net.trunk.latency_s : 0)
+                : build_star(options, host_latency);
+  return p;
 }
 
 }  // namespace dsgd::sim::sg
