@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "core/comm/collective_tags.h"
 #include "core/errors.h"
+#include "sim/wait_text.h"
 
 namespace dsgd::sim {
 
@@ -164,10 +164,8 @@ std::optional<double> Mailbox::next_visible_locked() const {
 std::exception_ptr Mailbox::lost_error_locked(const OpState& op) const {
   if (!aborted_.empty()) return std::make_exception_ptr(CommError(aborted_, op.peer));
   if (op.peer != kAnySource && !lost_[op.peer].empty())
-    return std::make_exception_ptr(CommError(
-        fmt::format("rank {}: lost rank {} while waiting to {} it ({}): {}", rank_, op.peer,
-                    op.is_recv ? "receive from" : "send to", tag_text(op.tag), lost_[op.peer]),
-        op.peer));
+    return std::make_exception_ptr(
+        CommError(lost_peer_text(rank_, op.peer, op.is_recv, op.tag, lost_[op.peer]), op.peer));
   // A receive from any source fails only when no other rank is left to send.
   if (op.peer == kAnySource && lost_.size() > 1 &&
       lost_count_ >= static_cast<int>(lost_.size()) - 1)

@@ -24,6 +24,11 @@ std::string blocked_send_text(int rank, int peer, int tag, size_t bytes, size_t 
       rank, peer_text(peer), tag_text(tag), bytes, eager_bytes, peer_text(peer));
 }
 
+std::string lost_peer_text(int rank, int peer, bool is_recv, int tag, const std::string& reason) {
+  return fmt::format("rank {}: lost rank {} while waiting to {} it ({}): {}", rank, peer,
+                     is_recv ? "receive from" : "send to", tag_text(tag), reason);
+}
+
 std::string deadlock_text(const std::string& report) {
   return "deadlock: every running rank is blocked and no message is in flight: " + report;
 }

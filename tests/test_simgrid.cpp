@@ -377,7 +377,7 @@ TEST_CASE(
   CHECK(dsgd::test::read_text(dir / "sim.npz") == dsgd::test::read_text(dir / "sg.npz"));
   CHECK_THAT(on_sg.out, Catch::Contains("dsgd train on 5 SimGrid ranks (virtual time)"));
   CHECK_THAT(on_sg.out, Catch::Contains("SimGrid's CM02 links"));
-  for (const char* refused : {"--crash 1@3"}) {
+  for (const char* refused : {"--elastic in-process --crash 1@2", "--device cuda"}) {
     const dsgd::test::CliResult r =
         dsgd::test::run_dsgd(std::string("train --steps 3 --backend simgrid ") + refused);
     INFO(refused << ": " << r.err);
@@ -451,6 +451,25 @@ TEST_CASE(
       dsgd::test::run_dsgd("train --steps 2 --backend simgrid --compute measured --bucket-mb 1");
   CHECK(measured.exit_code == 2);
   CHECK_THAT(measured.err, Catch::Contains("--bucket-mb 1 needs --compute flops"));
+}
+
+TEST_CASE("SimGrid: a crashed rank is lost to the others, as on simulated nodes",
+          "[simgrid][cli]") {
+  // At a step, at a time, and the shipped scenario (rank 1 at step 20): exit 3, the error
+  // naming the crashed rank.
+  const std::pair<const char*, const char*> runs[] = {
+      {"--steps 10 --crash 1@5 --allreduce naive", "lost rank 1"},
+      {"--steps 10 --crash 2@0.01s --latency 1ms", "lost rank 2"},
+      {"--steps 30 --scenario crash --allreduce ring", "lost rank 1"},
+  };
+  for (const auto& [flags, lost] : runs)
+    for (const char* backend : {"sim", "simgrid"}) {
+      const dsgd::test::CliResult r =
+          dsgd::test::run_dsgd(fmt::format("train -q --nodes 4 --backend {} {}", backend, flags));
+      INFO(backend << " " << flags << ": " << r.err);
+      CHECK(r.exit_code == 3);
+      CHECK_THAT(r.err, Catch::Contains(lost));
+    }
 }
 
 // A scenario of 6 nodes on `topology` with a per-link and a per-node override (latency and

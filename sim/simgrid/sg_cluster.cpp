@@ -62,6 +62,8 @@ void run_rank(RunState& state, const NodeFunction& fn, int rank) {
     state.last_finish_s = std::max(state.last_finish_s, sg4::Engine::get_clock());
   } catch (const simgrid::ForcefulKillException&) {
     throw;  // killed because another rank failed or the run deadlocked: SimGrid's to handle
+  } catch (const NodeCrashed&) {
+    state.finished[rank] = true;  // a crash fault: the others find out from the fabric
   } catch (...) {
     state.finished[rank] = true;
     if (state.failure) return;
@@ -103,8 +105,9 @@ SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, cons
   const Clock::time_point epoch = options.epoch.value_or(Clock::now());
   for (int r = 0; r < options.nodes; ++r) {
     const NodeOptions& node = options.node_of(r);
-    auto comm = std::make_unique<SgCommunicator>(r, options.nodes, fabric, sg.compute,
-                                                 node.gflops * 1e9, node.straggler);
+    auto comm = std::make_unique<SgCommunicator>(
+        r, options.nodes, fabric, sg.compute, node.gflops * 1e9, node.straggler,
+        SgCrash{.at_step = node.crash_at_step, .at_s = node.crash_at_s});
     comm->set_timeout(options.timeout);
     comm->set_events(options.events);
     comm->set_epoch(epoch);

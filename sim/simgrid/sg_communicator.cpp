@@ -8,6 +8,7 @@
 #include "core/comm/collective_tags.h"
 #include "core/errors.h"
 #include "core/message_events.h"
+#include "sim/node.h"
 #include "sim/wait_text.h"
 
 namespace sg4 = simgrid::s4u;
@@ -114,13 +115,28 @@ class RecvRequest final : public RequestImpl {
 }  // namespace
 
 SgCommunicator::SgCommunicator(int rank, int world, SgFabric& fabric, ComputeModel compute,
-                               double host_flops, double straggler)
+                               double host_flops, double straggler, SgCrash crash)
     : rank_(rank),
       world_(world),
       fabric_(fabric),
       compute_(compute),
       host_flops_(host_flops),
-      straggler_(straggler) {}
+      straggler_(straggler),
+      crash_(crash) {}
+
+void SgCommunicator::on_step(int64_t step) {
+  if (crash_.at_step && step >= *crash_.at_step) crash();
+  check_crash_time();
+}
+
+void SgCommunicator::check_crash_time() {
+  if (crash_.at_s && sg4::Engine::get_clock() >= *crash_.at_s) crash();
+}
+
+void SgCommunicator::crash() {
+  fabric_.crash(rank_);
+  throw NodeCrashed{rank_};
+}
 
 std::string SgCommunicator::blocked() const {
   if (!blocked_) return {};
@@ -140,11 +156,11 @@ std::span<float> SgCommunicator::shared_buffer(size_t count) {
 }
 
 void SgCommunicator::on_compute(double measured_s, double flops) {
-  if (compute_ == ComputeModel::measured) {
+  if (compute_ == ComputeModel::measured)
     sg4::this_actor::sleep_for(measured_s * straggler_);
-    return;
-  }
-  if (flops > 0) sg4::this_actor::execute(flops * straggler_);
+  else if (flops > 0)
+    sg4::this_actor::execute(flops * straggler_);
+  check_crash_time();
 }
 
 double SgCommunicator::compute_model_s(double flops) const {
@@ -157,6 +173,7 @@ void SgCommunicator::advance_model_to(double t) {
 }
 
 Request SgCommunicator::do_isend(std::span<const float> data, int dst, int tag) {
+  check_crash_time();
   // Counted only for the events that name it: a vector of the world's size on every rank
   // would take R^2 memory, 2 GB at 16,384 ranks.
   if (events()) {
@@ -170,6 +187,7 @@ Request SgCommunicator::do_isend(std::span<const float> data, int dst, int tag) 
 }
 
 Request SgCommunicator::do_irecv(std::span<float> data, int src, int tag) {
+  check_crash_time();
   if (events()) emit(message_event(EventKind::recv_begin, src, tag, data.size_bytes()));
   return Request(std::make_shared<RecvRequest>(*this, fabric_.post(rank_, src, tag, data)),
                  timeout());

@@ -24,11 +24,19 @@ enum class ComputeModel {
   measured,  // the CPU time this process took for it
 };
 
+// When a rank's crash fault fires (--crash): when this step begins, or once virtual time
+// reaches this many seconds (checked, as on simulated nodes, at each step, compute, send and
+// receive). Then the fabric fails its peers' waits on it and the rank throws NodeCrashed.
+struct SgCrash {
+  std::optional<int64_t> at_step;
+  std::optional<double> at_s;
+};
+
 class SgCommunicator final : public Communicator {
  public:
   // host_flops: the speed of the rank's host, flop/s.
   SgCommunicator(int rank, int world, SgFabric& fabric, ComputeModel compute, double host_flops,
-                 double straggler);
+                 double straggler, SgCrash crash = {});
 
   int rank() const override { return rank_; }
   int size() const override { return world_; }
@@ -38,6 +46,7 @@ class SgCommunicator final : public Communicator {
   std::span<float> shared_buffer(size_t count) override;
 
   void on_compute(double measured_s, double flops) override;
+  void on_step(int64_t step) override;
   double compute_model_s(double flops) const override;
   void advance_model_to(double t) override;
   bool callable_from_any_thread() const override { return false; }  // an actor's calls only
@@ -73,6 +82,9 @@ class SgCommunicator final : public Communicator {
   ComputeModel compute_;
   double host_flops_;
   double straggler_;
+  SgCrash crash_;
+  void check_crash_time();
+  [[noreturn]] void crash();
   std::unordered_map<int, uint64_t> send_seq_;  // per destination: messages sent so far
   std::optional<Wait> blocked_;
 };

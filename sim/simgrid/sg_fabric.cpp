@@ -13,6 +13,7 @@
 #include "core/comm/communicator.h"
 #include "core/errors.h"
 #include "sim/link_rules.h"
+#include "sim/wait_text.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -37,6 +38,7 @@ SgFabric::SgFabric(SgPlatform platform, size_t eager_bytes, bool phantom)
       eager_bytes_(eager_bytes),
       phantom_(phantom),
       inboxes_(hosts_.size()),
+      crashed_(hosts_.size(), false),
       outboxes_(hosts_.size()) {
   static bool connected = false;
   if (!std::exchange(connected, true)) sg4::Activity::on_completion_cb(transfer_done);
@@ -77,6 +79,13 @@ std::shared_ptr<SgMessage> SgFabric::send(int source, int dest, int tag,
 }
 
 void SgFabric::arrive(const std::shared_ptr<SgMessage>& m) {
+  if (crashed_[m->dest]) {  // nobody will receive it
+    if (!m->eager) {
+      m->error = lost(m->source, m->dest, false, m->tag);
+      wake(m->source);
+    }
+    return;
+  }
   Inbox& inbox = inboxes_[m->dest];
   const auto r = std::find_if(inbox.posted.begin(), inbox.posted.end(),
                               [&](const auto& p) { return takes(*p, *m); });
@@ -100,7 +109,10 @@ std::shared_ptr<SgReceive> SgFabric::post(int rank, int source, int tag, std::sp
   const auto m = std::find_if(inbox.unexpected.begin(), inbox.unexpected.end(),
                               [&](const auto& u) { return takes(*r, *u); });
   if (m == inbox.unexpected.end()) {
-    inbox.posted.push_back(r);
+    if (source != kAnySource && crashed_[source])
+      r->error = lost(rank, source, true, tag);
+    else
+      inbox.posted.push_back(r);
     return r;
   }
   const std::shared_ptr<SgMessage> message = *m;
@@ -129,6 +141,33 @@ void SgFabric::match(SgReceive& r, const std::shared_ptr<SgMessage>& m) {
   m->from = nullptr;
   std::vector<float>().swap(m->copy);
   if (!m->eager) wake(m->source);  // a rendezvous send ends at its match
+}
+
+void SgFabric::crash(int rank) {
+  crashed_[rank] = true;
+  for (int i = 0; i < static_cast<int>(inboxes_.size()); ++i) {
+    auto& posted = inboxes_[i].posted;
+    for (auto r = posted.begin(); r != posted.end();) {
+      if ((*r)->source != rank) {
+        ++r;
+        continue;
+      }
+      (*r)->error = lost(i, rank, true, (*r)->tag);
+      r = posted.erase(r);
+      wake(i);
+    }
+  }
+  for (const std::shared_ptr<SgMessage>& m : inboxes_[rank].unexpected)
+    if (!m->eager && !m->matched) {
+      m->error = lost(m->source, rank, false, m->tag);
+      wake(m->source);
+    }
+  inboxes_[rank].unexpected.clear();
+}
+
+std::exception_ptr SgFabric::lost(int rank, int peer, bool is_recv, int tag) const {
+  return std::make_exception_ptr(
+      CommError(lost_peer_text(rank, peer, is_recv, tag, "it crashed (a --crash fault)"), peer));
 }
 
 void SgFabric::wake(int rank) {
@@ -276,19 +315,19 @@ void SgFabric::block(int rank, Done done) {
 }
 
 void SgFabric::wait(SgReceive& r) {
-  block(r.rank, [&] { return r.message != nullptr; });
+  block(r.rank, [&] { return r.message != nullptr || r.error; });
   if (r.error) std::rethrow_exception(r.error);
 }
 
 bool SgFabric::try_complete(SgReceive& r) {
-  if (!r.message) return false;
   if (r.error) std::rethrow_exception(r.error);
-  return true;
+  return r.message != nullptr;
 }
 
 void SgFabric::wait(SgMessage& m) {
   if (m.eager) return;
-  block(m.source, [&] { return m.matched; });
+  block(m.source, [&] { return m.matched || m.error; });
+  if (m.error) std::rethrow_exception(m.error);
 }
 
 void SgFabric::abandon(SgMessage& m) {
@@ -298,6 +337,7 @@ void SgFabric::abandon(SgMessage& m) {
 }
 
 bool SgFabric::try_complete(const SgMessage& m) const {
+  if (m.error) std::rethrow_exception(m.error);
   return m.eager || m.matched;
 }
 

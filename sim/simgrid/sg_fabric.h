@@ -43,6 +43,7 @@ struct SgMessage {
   bool matched = false;            // a receive took it
   int retransmits = 0;             // times the network lost it (sim/link_rules.h's draws)
   double delay_s = 0;              // what its draws add to its latency (jitter, the RTOs)
+  std::exception_ptr error;        // a rendezvous send whose receiver crashed
   double arrival_s = -1;           // when it arrived
   simgrid::s4u::CommPtr transfer;  // its bytes on the links, until it arrives
 };
@@ -83,6 +84,11 @@ class SgFabric {
   bool try_complete(SgReceive& receive);
   void wait(SgMessage& message);
   bool try_complete(const SgMessage& message) const;
+
+  // Rank `rank` crashed (a --crash fault): the receives posted from it and the rendezvous
+  // sends to it that nothing has matched fail with "lost rank R", now and from now on, as
+  // on simulated nodes when its connections drop. Its messages on the way still arrive.
+  void crash(int rank);
 
   // The run is over (a rank failed and the others are being killed): messages still on the
   // links go nowhere.
@@ -138,6 +144,8 @@ class SgFabric {
   void start_next(Stream& stream);
   static void transfer_done(const simgrid::s4u::Activity& activity);
   void wake(int rank);
+  // The error of a receive from (or a rendezvous send to) crashed rank `peer`.
+  std::exception_ptr lost(int rank, int peer, bool is_recv, int tag) const;
 
   std::vector<simgrid::s4u::Host*> hosts_;
   NetworkConfig network_;
@@ -147,6 +155,7 @@ class SgFabric {
   bool phantom_;
   bool stopped_ = false;
   std::vector<Inbox> inboxes_;
+  std::vector<bool> crashed_;                     // by rank
   std::vector<std::unique_ptr<float[]>> shared_;  // the last is the largest
   size_t shared_count_ = 0;
   // A rank's streams, by destination; the last one it used at hand (a ring's every send).

@@ -150,10 +150,6 @@ void check_supported(const ClusterOptions& options, bool lv08) {
   if (lv08 && !net.overrides.empty())
     unsupported("per-link or per-node overrides under --network-model lv08",
                 "use --network-model cm02, or --backend sim");
-  for (int r = 0; r < options.nodes; ++r) {
-    const NodeOptions& node = options.node_of(r);
-    if (node.crash_at_step || node.crash_at_s) unsupported(fmt::format("a crash (rank {})", r));
-  }
   if (is_cluster_topology(net.topology)) resolve_shape(net.topology, net.shape, options.nodes);
 }
 

@@ -22,7 +22,7 @@
 
 namespace dsgd::sim::sg {
 
-// UsageError for what the SimGrid backend does not model (crashes; overrides on the cluster
+// UsageError for what the SimGrid backend does not model (overrides on the cluster
 // topologies or under LV08), naming the setting.
 void check_supported(const ClusterOptions& options, bool lv08);
 
