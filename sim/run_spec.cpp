@@ -102,7 +102,8 @@ std::string describe_overrides(const std::vector<LinkOverride>& overrides, const
 
 std::string describe_network(const ClusterOptions& c, const RunWords& w) {
   const LinkSpec& l = c.network.link;
-  std::string s = fmt::format("{}, {}, {}", say(w.latency, format_duration(l.latency_s)),
+  const char* latency = is_cluster_topology(c.network.topology) ? w.latency_per_link : w.latency;
+  std::string s = fmt::format("{}, {}, {}", say(latency, format_duration(l.latency_s)),
                               say(w.bandwidth, format_bandwidth(l.bandwidth_Bps)),
                               describe_topology(c.network, c.nodes));
   if (l.jitter_s > 0) s += ", " + say(w.jitter, format_duration(l.jitter_s));

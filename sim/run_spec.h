@@ -95,6 +95,7 @@ struct RunWords {
   const char* nodes = "{} nodes";
   const char* straggler = "straggler";
   const char* latency = "latency {}";
+  const char* latency_per_link = "latency {} a link";  // fat-tree, torus, dragonfly: per hop
   const char* bandwidth = "bandwidth {}";
   const char* jitter = "jitter {}";
   const char* loss = "loss {:g}";

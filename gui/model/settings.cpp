@@ -27,6 +27,7 @@ sim::RunWords run_words() {
   return {.nodes = tr("{} nodes"),
           .straggler = tr("straggler"),
           .latency = tr("latency {}"),
+          .latency_per_link = tr("latency {} a link"),
           .bandwidth = tr("bandwidth {}"),
           .jitter = tr("jitter {}"),
           .loss = tr("loss {:g}"),

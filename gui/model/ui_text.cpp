@@ -176,6 +176,7 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"{} nodes", "{} 个节点"},
     {"straggler", "慢节点"},
     {"latency {}", "延迟 {}"},
+    {"latency {} a link", "每段链路延迟 {}"},
     {"bandwidth {}", "带宽 {}"},
     {"jitter {}", "抖动 {}"},
     {"loss {:g}", "丢包率 {:g}"},
