@@ -21,7 +21,7 @@ tests=(libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy
        libimgui-dev libglfw3-dev libgif-dev libgl-dev xvfb xauth libgl1-mesa-dri fonts-wqy-microhei
        clang-14 libclang-rt-14-dev llvm-14 universal-ctags
        libplplot-dev plplot-driver-cairo)
-bench=()
+bench=(libgloo-dev)
 
 want=("${core[@]}")
 case "${1:-}" in
