@@ -505,8 +505,8 @@ TEST_CASE(
   // The ring sends each link one message at a time, so no link is shared and SimGrid's fair
   // sharing and the simulated nodes' one-after-another agree; flaky-wan has jitter, 1 %
   // loss and a slower link, partition cuts the cluster in two for 250 ms.
-  for (const std::string scenario : {dir / "mesh.toml", dir / "switch.toml", dir / "racks.toml",
-                                     std::string("flaky-wan"), std::string("partition")}) {
+  for (const std::string& scenario : {dir / "mesh.toml", dir / "switch.toml", dir / "racks.toml",
+                                      std::string("flaky-wan"), std::string("partition")}) {
     std::vector<std::vector<double>> times;
     std::vector<std::string> params;
     for (const char* backend : {"sim", "simgrid"}) {
