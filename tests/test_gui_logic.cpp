@@ -23,6 +23,7 @@
 #include "gui/model/snapshot.h"
 #include "gui/model/trace_replay.h"
 #include "sim/cluster.h"
+#include "sim/cluster_shape.h"
 #include "sim/run_spec.h"
 #include "gui_runs.h"
 #include "wait_until.h"
@@ -280,6 +281,26 @@ TEST_CASE("a replay shows the recorded run's description and algorithm", "[gui]"
   CHECK(replay.run_json() == run);
   CHECK(replay.all_reduce_algorithm() == Algorithm::tree);
   CHECK(Replay::parse(trace_json(events), "plain.json").run_json().empty());
+}
+
+TEST_CASE("a replay of a SimGrid run on a fat-tree shows its links, each at --latency", "[gui]") {
+  // The simulated nodes' Network refuses SimGrid's topologies; the replay must not build one.
+  sim::RunSpec recorded;
+  recorded.backend = sim::Backend::simgrid;
+  recorded.cluster.nodes = 4;
+  sim::set_topology(recorded.cluster.network, "fat-tree");
+  recorded.cluster.network.link.latency_s = 5e-6;
+  const std::string path = temp_path("fat_tree4.json");
+  std::ofstream(path) << trace_json(demo_events(4, Algorithm::ring, 8),
+                                    {.run_json = sim::run_spec_json(recorded)});
+  GuiApp app;
+  app.open_replay(path);
+  const Snapshot s = app.snapshot();
+  INFO(s.error);
+  CHECK(s.error.empty());
+  REQUIRE(s.links.size() == 16);
+  CHECK(s.link(0, 3).latency_s == Approx(5e-6));
+  CHECK_THAT(s.network, Catch::Contains("latency 5 us a link") && Catch::Contains("fat-tree"));
 }
 
 TEST_CASE("every panel of a replay shows the settings of the run the trace recorded", "[gui]") {

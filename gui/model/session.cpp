@@ -13,6 +13,7 @@
 #include "core/train/trainer.h"
 #include "gui/model/ui_text.h"
 #include "sim/cluster.h"
+#include "sim/link_rules.h"
 #include "sim/network.h"
 
 namespace dsgd::gui {
@@ -82,11 +83,12 @@ std::vector<LinkView> link_views(const SimSettings& settings) {
   const sim::ClusterOptions& o = settings.run.cluster;
   const int world = o.nodes;
   std::vector<LinkView> out(static_cast<size_t>(world) * world);
-  const sim::Network network(o.network, world);
   for (int a = 0; a < world; ++a)
     for (int b = 0; b < world; ++b) {
       if (a == b) continue;
-      const sim::LinkSpec l = network.link(a, b);
+      // The rules every backend applies (a SimGrid topology's links are each --latency).
+      const sim::LinkSpec l =
+          sim::through_trunk(o.network, world, a, b, sim::overridden_link(o.network, a, b));
       out[a * world + b] = {.latency_s = l.latency_s, .bandwidth_Bps = l.bandwidth_Bps};
     }
   mark_slow_links(out);
