@@ -1,7 +1,8 @@
 // `dsgd trace merge OUT IN...` joins per-rank Chrome traces (e.g. one per MPI rank) into one
 // with the message arrows drawn across them; `dsgd trace check FILE` prints what a trace
-// holds and its inconsistencies (exit 2 when it has any). Not a viewer: open the file in
-// the Perfetto UI (ui.perfetto.dev) or chrome://tracing.
+// holds and its inconsistencies (exit 2 when it has any); `dsgd trace summarize IN OUT`
+// writes a run of many ranks as lanes of groups of ranks (core/io/trace_summary.h). Not a viewer:
+// open the file in the Perfetto UI (ui.perfetto.dev) or chrome://tracing.
 #pragma once
 
 #include <string>
@@ -17,6 +18,8 @@ struct TraceFlags {
   std::string merge_output;
   std::vector<std::string> merge_inputs;
   std::string check_file;
+  std::string summarize_input, summarize_output;
+  int groups = 32;  // kSummaryGroups
 };
 
 void add_trace_command(CLI::App& app, TraceFlags& flags);

@@ -16,6 +16,7 @@
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
 #include "core/io/trace.h"
+#include "core/io/trace_summary.h"
 #include "core/nn/blas.h"
 #include "core/train/config_hash.h"
 #include "core/train/train_inputs.h"
@@ -48,10 +49,22 @@ TrainInputs load_inputs(const sim::RunSpec& spec) {
 
 namespace {
 
+// The lanes of a trace in one file: groups of consecutive ranks above kMaxTraceLanes ranks.
+int trace_groups(const sim::RunSpec& spec) {
+  return spec.backend == sim::Backend::mpi
+             ? 0
+             : summary_groups_for(spec.outputs.trace_groups, spec.cluster.nodes);
+}
+
 std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
   if (spec.outputs.trace.empty()) return "";
   if (spec.backend == sim::Backend::mpi)
     return fmt::format("{} (one file per rank: join them with dsgd trace merge)", path);
+  if (const int groups = trace_groups(spec); groups > 0)
+    return fmt::format(
+        "{} ({} ranks as {} lanes of consecutive ranks, --trace-groups 0 for a lane each; open in "
+        "dsgd-gui or ui.perfetto.dev)",
+        path, spec.cluster.nodes, groups);
   return fmt::format("{} (open in ui.perfetto.dev)", path);
 }
 
@@ -176,6 +189,7 @@ int run_train(const TrainFlags& flags) {
                .trace = trace,
                .options = spec.cluster};
   if (!spec.outputs.trace.empty()) run.options.events = &trace;
+  trace.set_lane_groups(trace_groups(spec));
   if (run.sim())  // what the run's descriptors are counted from, before any node starts
     run.options.pairs =
         static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());

@@ -29,6 +29,10 @@ enum class EventKind : uint8_t {
 // A note about the rank's latest send to `peer` with `tag`: the network lost it `seq` times
 // and it was sent again after each loss, so it arrives that many timeouts late.
 inline constexpr const char* kRetransmitNote = "retransmit";
+// A note in a summarised trace (core/io/trace_summary.h), about the rank's latest send to
+// `peer` with `tag` (a message from one group of ranks to another): it stands for `seq`
+// messages of the run.
+inline constexpr const char* kBundleNote = "messages";
 // An elastic run's round r adds r << kRoundShift to its message events' seq (send and receive
 // begin and end), so that its messages are told from an earlier round's.
 inline constexpr int kRoundShift = 40;

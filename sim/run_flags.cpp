@@ -12,6 +12,7 @@
 
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "core/io/trace_summary.h"
 #include "sim/cluster_shape.h"
 #include "sim/link_model.h"
 #include "sim/scenario.h"
@@ -174,6 +175,14 @@ void add_output_flags(CLI::App& t, RunFlags& f) {
   t.add_option("--save", f.save, "Save the final parameters (.npz)");
   t.add_option("--metrics", f.metrics, "Write one JSON line per step");
   t.add_option("--trace", f.trace, "Write a Chrome trace (open in ui.perfetto.dev)");
+  t.add_option(
+       "--trace-groups", f.trace_groups,
+       fmt::format("With --trace: G lanes, each a group of consecutive ranks, their messages "
+                   "between groups joined per collective (default {} above {} ranks; 0: a "
+                   "lane per rank)",
+                   kSummaryGroups, kMaxTraceLanes))
+      ->check(integer_at_least(0, "lanes"))
+      ->type_name("G");
 }
 
 void add_checkpoint_flags(CLI::App& t, CheckpointSpec& c) {
@@ -728,7 +737,20 @@ void read_outputs(const RunFlags& f, RunSpec& s) {
   check_output_path(f.trace, "--trace");
   check_distinct_files(f);
   check_checkpoint_flags(f.checkpoint);
-  s.outputs = {.save = f.save, .metrics = f.metrics, .trace = f.trace, .checkpoint = f.checkpoint};
+  if (f.trace_groups >= 0 && f.trace.empty())
+    throw UsageError(
+        fmt::format("--trace-groups {} without --trace: add --trace FILE, or drop --trace-groups",
+                    f.trace_groups));
+  if (f.trace_groups > 0 && s.backend == Backend::mpi)
+    throw UsageError(fmt::format(
+        "--trace-groups {} with --backend mpi: each rank writes its own file; join them with "
+        "`dsgd trace merge` and group the result with `dsgd trace summarize`",
+        f.trace_groups));
+  s.outputs = {.save = f.save,
+               .metrics = f.metrics,
+               .trace = f.trace,
+               .trace_groups = f.trace_groups,
+               .checkpoint = f.checkpoint};
 }
 
 }  // namespace

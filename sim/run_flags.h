@@ -51,6 +51,7 @@ struct RunFlags {
   int max_restarts = -1;  // -1: not given
   // [outputs]
   std::string save, metrics, trace;
+  int trace_groups = -1;  // -1: not given
   CheckpointSpec checkpoint;
 };
 

@@ -38,6 +38,9 @@ struct Outputs {
   std::string save;     // final parameters (.npz)
   std::string metrics;  // one JSON line per step
   std::string trace;    // Chrome trace
+  // The trace's lanes as groups of consecutive ranks (core/io/trace_summary.h): -1, the
+  // default, groups above kMaxTraceLanes ranks; 0: a lane per rank.
+  int trace_groups = -1;
   CheckpointSpec checkpoint;
 };
 

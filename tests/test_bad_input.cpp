@@ -221,6 +221,12 @@ void make_trace_files(const InDir& at) {
   write(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
   write(at("huge.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
   write(at("ok.json"), "{\"traceEvents\": []}");
+  // A message from rank 0 to rank 1, in a trace of its own and as a summary of 8 ranks.
+  const std::string message =
+      R"({"traceEvents":[{"name":"send to 1","cat":"p2p","ph":"X","pid":0,"tid":1,"ts":0,)"
+      R"("dur":1,"args":{"dir":"send","src":0,"dst":1,"tag":0,"k":0,"bytes":4}}])";
+  write(at("two.json"), message + "}");
+  write(at("summary.json"), message + R"(,"otherData":{"summary":{"ranks":8,"groups":2}}})");
 }
 
 // Every bad file the rows name, in `d`.
@@ -305,6 +311,12 @@ std::vector<Row> flag_rows() {
       {"--trace into a missing directory",
        "train -q --trace {d}/missing/t.json",
        {"--trace", "does not exist", "create it"}},
+      {"--trace-groups without --trace",
+       "train -q --trace-groups 4",
+       {"--trace-groups 4 without --trace", "add --trace FILE"}},
+      {"--trace-groups -1",
+       "train -q --trace {d}/out/t.json --trace-groups -1",
+       {"--trace-groups"}},
   };
   for (auto more : {training_mode_rows(), backend_rows()})
     for (Row& row : more)
@@ -318,6 +330,9 @@ std::vector<Row> backend_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
   return {
       {"--device gpu", train("--device gpu"), {"--device gpu", "--device cpu"}},
+      {"--trace-groups with --backend mpi",
+       train("--backend mpi --trace-groups 4"),
+       {"--trace-groups 4 with --backend mpi", "dsgd trace summarize"}},
       {"--backend tcp", train("--backend tcp"), {"--backend", "tcp", "dsgd train --help"}},
       {"--payload phantom",
        train("--payload phantom"),
@@ -469,6 +484,15 @@ std::vector<Row> command_rows() {
       {"trace merge into a missing directory",
        "trace merge {d}/missing/merged.json {d}/ok.json",
        {"missing/merged.json", "cannot write"}},
+      {"trace summarize into more groups than ranks",
+       "trace summarize {d}/two.json {d}/out/s.json --groups 4",
+       {"two.json", "holds 2 ranks", "--groups 1 or fewer"}},
+      {"trace summarize of a summary",
+       "trace summarize {d}/summary.json {d}/out/s.json",
+       {"summary.json", "a summary already", "summarize the full trace"}},
+      {"trace summarize onto its input",
+       "trace summarize {d}/two.json {d}/two.json",
+       {"two.json", "is the input", "write another file"}},
   };
 }
 

@@ -64,9 +64,6 @@ std::vector<Row> rows() {
       {"dsgd-gui --replay a message to rank 2147483647",
        "--replay {d}/rankmax.json" + shot,
        {"rankmax.json", "rank 2147483647", "ranks 0 to 4095"}},
-      {"dsgd-gui --replay 2000 ranks",
-       "--replay {d}/wide.json" + shot,
-       {"wide.json", "2000 ranks", "at most 1024"}},
       {"dsgd-gui --replay missing file",
        "--replay {d}/none.json" + shot,
        {"none.json", "check the path"}},
@@ -119,7 +116,6 @@ TEST_CASE(
         dst);
   };
   write("rankmax.json", send_to(2147483647));
-  write("wide.json", send_to(1999));
   write("bad.jsonl", "{\"step\": 1, \"loss\": 2.3}\n{\"step\": 2, \"loss\": \n");
   std::filesystem::create_directory(dir.path() / "out");
   const std::string before = dir.listing();

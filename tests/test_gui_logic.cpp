@@ -15,7 +15,9 @@
 #include "core/comm/collectives.h"
 #include "core/errors.h"
 #include "core/io/trace.h"
+#include "core/io/trace_summary.h"
 #include "gui/model/app.h"
+#include "gui/model/lane_label.h"
 #include "gui/model/layout.h"
 #include "gui/model/options.h"
 #include "gui/model/png.h"
@@ -301,6 +303,33 @@ TEST_CASE("a replay of a SimGrid run on a fat-tree shows its links, each at --la
   REQUIRE(s.links.size() == 16);
   CHECK(s.link(0, 3).latency_s == Approx(5e-6));
   CHECK_THAT(s.network, Catch::Contains("latency 5 us a link") && Catch::Contains("fat-tree"));
+}
+
+TEST_CASE("a replay of 72 ranks shows 32 lanes, each a group of ranks", "[gui][summary]") {
+  sim::RunSpec recorded;
+  recorded.cluster.nodes = 72;
+  recorded.cluster.network.link.latency_s = 1e-3;
+  const std::string path = temp_path("ring72.json");
+  const std::vector<Event> events = demo_events(72, Algorithm::ring, 72);
+  std::ofstream(path) << trace_json(events, {.run_json = sim::run_spec_json(recorded)});
+  GuiApp app;
+  app.open_replay(path);
+  app.seek_fraction(1);
+  const Snapshot s = app.snapshot();
+  INFO(s.error);
+  CHECK(s.error.empty());
+  CHECK(s.world == kSummaryGroups);
+  CHECK(s.summary.ranks == 72);
+  CHECK(s.title.find("(72 ranks shown as 32 groups)") != std::string::npos);
+  REQUIRE(s.links.size() == 32 * 32);
+  CHECK(s.link(0, 31).latency_s == Approx(1e-3));
+  // The ring crosses between neighbouring groups only: one joined message each way.
+  CHECK(s.messages.size() == 32);
+  for (const MessageView& m : s.messages)
+    CHECK(m.dst == (m.src + 1) % 32);
+  CHECK(lane_label(s.summary, 0) == "ranks 0-2");  // 72 = 8 groups of 3 and 24 of 2
+  CHECK(lane_label(s.summary, 31) == "ranks 70-71");
+  CHECK(lane_label({}, 5) == "rank 5");
 }
 
 TEST_CASE("every panel of a replay shows the settings of the run the trace recorded", "[gui]") {

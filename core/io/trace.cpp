@@ -18,6 +18,7 @@
 #include "core/event_fold.h"
 #include "core/io/atomic_file.h"
 #include "core/io/trace_detail.h"
+#include "core/io/trace_summary.h"
 
 namespace dsgd {
 namespace td = trace_detail;
@@ -230,13 +231,16 @@ std::vector<Slice> slices_of(const Folded& d) {
 
 struct Lane {
   int tid;
-  std::vector<int64_t> open_ends;  // ends of the slices enclosing the sweep position
-  // True when [s, e] nests with every slice already on the lane. Valid because slices are
-  // placed in order of start (then longest first): pops what ended before s.
-  bool fits(int64_t s, int64_t e) {
-    while (!open_ends.empty() && open_ends.back() <= s)
-      open_ends.pop_back();
-    return open_ends.empty() || open_ends.back() >= e;
+  // The slices enclosing the sweep position: their ends, and whether each is a message.
+  std::vector<std::pair<int64_t, bool>> open;
+  // True when [s, e] nests with every slice already on the lane, and a message (`p2p`)
+  // not inside another (an arrow binds to the innermost slice at its end, so one message
+  // inside another would take its arrow). Valid because slices are placed in order of
+  // start (then longest first): pops what ended before s.
+  bool fits(int64_t s, int64_t e, bool p2p) {
+    while (!open.empty() && open.back().first <= s)
+      open.pop_back();
+    return open.empty() || (open.back().first >= e && !(p2p && open.back().second));
   }
 };
 
@@ -270,15 +274,14 @@ void assign_lanes(int rank, std::vector<Slice*> group, Group g, int& next_tid,
       if (next != structural_starts.end() && *next < s->end_ns) first = 1;
     }
     size_t lane = first;
-    while (lane < lanes.size() && !lanes[lane].fits(s->start_ns, s->end_ns))
+    while (lane < lanes.size() && !lanes[lane].fits(s->start_ns, s->end_ns, s->p2p))
       ++lane;
     if (lane == lanes.size()) {
       const int tid = next_tid++;
       lanes.push_back({tid, {}});
       names.push_back({rank, tid, overlap_name, (g == Group::compute ? 0 : 100) + tid});
-      lanes.back().fits(s->start_ns, s->end_ns);
     }
-    lanes[lane].open_ends.push_back(s->end_ns);
+    lanes[lane].open.emplace_back(s->end_ns, s->p2p);
     s->tid = lanes[lane].tid;
   }
 }
@@ -447,9 +450,12 @@ std::string trace_json(const std::vector<Event>& events, const TraceOptions& opt
   out += fmt::format(
       "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{{\"generator\":\"dsgd {}\",\"format\":"
       "\"{}\",\"format_version\":{},\"time_base\":\"{}\",\"ranks\":[{}],\"events\":{},"
-      "\"dropped_events\":{}{}}}}}\n",
+      "\"dropped_events\":{}{}{}}}}}\n",
       DSGD_VERSION, td::kFormat, td::kFormatVersion, to_string(options.time_base), ranks,
-      events.size(), dropped, options.run_json.empty() ? "" : ",\"run\":" + options.run_json);
+      events.size(), dropped, options.run_json.empty() ? "" : ",\"run\":" + options.run_json,
+      options.summary.ranks > 0 ? fmt::format(",\"summary\":{{\"ranks\":{},\"groups\":{}}}",
+                                              options.summary.ranks, options.summary.groups)
+                                : "");
   return out;
 }
 
@@ -467,6 +473,11 @@ void ChromeTraceWriter::set_world(int world) {
   options_.world = world;
 }
 
+void ChromeTraceWriter::set_lane_groups(int groups) {
+  std::lock_guard lock(mutex_);
+  groups_ = groups;
+}
+
 size_t ChromeTraceWriter::size() const {
   std::lock_guard lock(mutex_);
   return events_.size();
@@ -475,10 +486,20 @@ size_t ChromeTraceWriter::size() const {
 void ChromeTraceWriter::write(const std::string& path) const {
   std::vector<Event> events;
   TraceOptions options;
+  int groups = 0;
   {
     std::lock_guard lock(mutex_);
     events = events_;
     options = options_;
+    groups = groups_;
+  }
+  if (options.world == 0)
+    for (const Event& e : events)
+      options.world = std::max({options.world, e.rank + 1, e.peer + 1});
+  if (groups > 0 && options.world > groups) {
+    events = summarize_events(events, options.world, groups);
+    options.summary = {.ranks = options.world, .groups = groups};
+    options.world = groups;
   }
   write_file_atomic(path, trace_json(events, options));
 }

@@ -28,6 +28,12 @@ enum class TimeBase { wall, model };
 const char* to_string(TimeBase base);
 TimeBase parse_time_base(const std::string& text);  // "wall" | "model"; UsageError otherwise
 
+// A summarised trace's groups (core/io/trace_summary.h): `ranks` ranks shown as `groups`
+// lanes. ranks 0: not a summary, a lane per rank.
+struct TraceSummary {
+  int ranks = 0, groups = 0;
+};
+
 struct TraceOptions {
   TimeBase time_base = TimeBase::wall;
   // The run's description, a serialized JSON object, written into otherData as "run"
@@ -36,6 +42,7 @@ struct TraceOptions {
   // Ranks in the run, which the collectives' schedules depend on; 0: the highest rank or
   // peer in the events + 1, which a per-rank file (an MPI rank's) may undercount.
   int world = 0;
+  TraceSummary summary;  // written into otherData as "summary" when ranks > 0
 };
 
 // The whole trace document for `events` (any order; several ranks or one). Sends and
@@ -57,12 +64,16 @@ class ChromeTraceWriter : public EventSink {
   void on_event(const Event& event) override;
   size_t size() const;
   void set_world(int world);  // TraceOptions::world, once the run knows it
+  // With more ranks than `groups` (> 0), write() summarises them into that many lanes of
+  // consecutive ranks (core/io/trace_summary.h); 0, the default: a lane per rank.
+  void set_lane_groups(int groups);
   // Writes trace_json(events) to path atomically (DataError when it cannot be written).
   // May be called more than once (e.g. after a failed run too); each writes everything so far.
   void write(const std::string& path) const;
 
  private:
   TraceOptions options_;
+  int groups_ = 0;
   mutable std::mutex mutex_;
   std::vector<Event> events_;
 };
@@ -79,6 +90,7 @@ struct TraceEvents {
   TimeBase time_base = TimeBase::wall;
   double begin_s = 0, end_s = 0;  // the events' span on that time base
   std::string run_json;           // otherData's "run", serialized; empty when absent
+  TraceSummary summary;           // otherData's "summary"; ranks 0 when absent
 
   TraceEvents() = default;
   TraceEvents(TraceEvents&&) = default;

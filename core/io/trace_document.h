@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/trace.h"
 #include "core/io/trace_detail.h"
 
 namespace dsgd::trace_detail {
@@ -32,6 +33,8 @@ Document parse_trace(std::string_view text, const std::string& name);
 // otherData's "time_base" ("wall" when absent) and "run" (serialized; empty when absent).
 std::string time_base_of(const Document& d);
 std::string run_json_of(const Document& d);
+// otherData's "summary" (core/io/trace_summary.h); ranks 0 when absent or malformed.
+TraceSummary summary_of(const Document& d);
 bool is_flow(const json& e);  // "s", "t" or "f"
 // A send or receive slice written by trace_json: cat kP2pCat, args {dir, src, dst, tag, k}.
 // Returns false for other events; `why` says what is missing from a broken one.

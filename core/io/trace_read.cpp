@@ -114,6 +114,18 @@ std::string run_json_of(const Document& d) {
   return run && run->is_object() ? run->dump() : "";
 }
 
+TraceSummary summary_of(const Document& d) {
+  const json* s = other_data(d, "summary");
+  if (!s || !s->is_object()) return {};
+  const auto count = [s](const char* key) {
+    const auto it = s->find(key);
+    return it != s->end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  const int ranks = count("ranks"), groups = count("groups");
+  if (ranks < 2 || groups < 1 || groups >= ranks) return {};
+  return {.ranks = ranks, .groups = groups};
+}
+
 bool is_flow(const json& e) {
   const std::string ph = e["ph"];
   return ph == "s" || ph == "t" || ph == "f";
@@ -382,6 +394,7 @@ TraceEvents read_trace_events(std::string_view text, const std::string& name) {
   }
   TraceEvents out = reader.finish(name);
   out.run_json = td::run_json_of(d);
+  out.summary = td::summary_of(d);
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/errors.h"
 #include "gui/model/ui_text.h"
 #include "sim/run_spec.h"
@@ -173,7 +175,9 @@ void GuiApp::show_recorded_run() {
 
 Snapshot GuiApp::replay_snapshot() const {
   SnapshotInputs in;
-  if (recorded_) {
+  if (recorded_ && replay_->summary().ranks > 0) {
+    in = grouped_snapshot_inputs(recorded_->run, replay_->summary());
+  } else if (recorded_) {
     in = snapshot_inputs(recorded_->run);
     in.links = link_views(*recorded_);
   }
@@ -182,12 +186,16 @@ Snapshot GuiApp::replay_snapshot() const {
   in.algorithm = replay_->all_reduce_algorithm();
   in.complete = true;  // a trace holds every receive there was
   Snapshot s = build_snapshot(replay_->events(), in);
+  s.summary = replay_->summary();
   s.begin_s = replay_->begin_s();
   s.end_s = replay_->end_s();
   s.title = std::string(tr("replay")) + " - " +
             std::filesystem::path(replay_->name()).filename().string();  // not a temporary dir
+  if (recorded_) s.title += ": " + describe(*recorded_);
+  if (s.summary.ranks > 0)
+    s.title += fmt::format(fmt::runtime(tr(" ({} ranks shown as {} groups)")), s.summary.ranks,
+                           s.summary.groups);
   if (recorded_) {
-    s.title += ": " + describe(*recorded_);
     s.controls.settings = *recorded_;
     s.network = network_caption(recorded_->run.cluster);
   }

@@ -9,6 +9,7 @@
 #include "core/comm/collectives.h"
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "core/io/trace_summary.h"
 #include "core/train/train_inputs.h"
 #include "core/train/trainer.h"
 #include "gui/model/ui_text.h"
@@ -79,20 +80,48 @@ SnapshotInputs snapshot_inputs(const sim::RunSpec& run) {
   return in;
 }
 
-std::vector<LinkView> link_views(const SimSettings& settings) {
-  const sim::ClusterOptions& o = settings.run.cluster;
-  const int world = o.nodes;
-  std::vector<LinkView> out(static_cast<size_t>(world) * world);
-  for (int a = 0; a < world; ++a)
-    for (int b = 0; b < world; ++b) {
-      if (a == b) continue;
+// The links between `lanes` lanes, lane i standing for rank first(i).
+template <typename First>
+std::vector<LinkView> lane_links(const sim::ClusterOptions& o, int lanes, First first) {
+  std::vector<LinkView> out(static_cast<size_t>(lanes) * lanes);
+  for (int i = 0; i < lanes; ++i)
+    for (int j = 0; j < lanes; ++j) {
+      if (i == j) continue;
+      const int a = first(i), b = first(j);
       // The rules every backend applies (a SimGrid topology's links are each --latency).
       const sim::LinkSpec l =
-          sim::through_trunk(o.network, world, a, b, sim::overridden_link(o.network, a, b));
-      out[a * world + b] = {.latency_s = l.latency_s, .bandwidth_Bps = l.bandwidth_Bps};
+          sim::through_trunk(o.network, o.nodes, a, b, sim::overridden_link(o.network, a, b));
+      out[i * lanes + j] = {.latency_s = l.latency_s, .bandwidth_Bps = l.bandwidth_Bps};
     }
   mark_slow_links(out);
   return out;
+}
+
+std::vector<LinkView> link_views(const SimSettings& settings) {
+  return lane_links(settings.run.cluster, settings.run.cluster.nodes, [](int r) { return r; });
+}
+
+SnapshotInputs grouped_snapshot_inputs(const sim::RunSpec& run, const TraceSummary& summary) {
+  const SnapshotInputs ranks = snapshot_inputs(run);
+  const int groups = summary.groups;
+  SnapshotInputs in{.world = groups, .algorithm = ranks.algorithm};
+  in.stragglers.assign(groups, 1.0);
+  in.crash_steps.assign(groups, 0);
+  in.crash_s.assign(groups, 0.0);
+  const auto earliest = [](auto group, auto rank) {
+    return rank > 0 && (group == 0 || rank < group) ? rank : group;
+  };
+  for (int r = 0; r < ranks.world && r < summary.ranks; ++r) {
+    const int g = summary_group(r, summary.ranks, groups);
+    in.stragglers[g] = std::max(in.stragglers[g], ranks.stragglers[r]);
+    in.crash_steps[g] = earliest(in.crash_steps[g], ranks.crash_steps[r]);
+    in.crash_s[g] = earliest(in.crash_s[g], ranks.crash_s[r]);
+  }
+  in.rto_s = ranks.rto_s;
+  in.links = lane_links(run.cluster, groups, [&](int g) {
+    return std::min(summary_group_first(g, summary.ranks, groups), run.cluster.nodes - 1);
+  });
+  return in;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -91,5 +91,9 @@ sim::ClusterOptions cluster_options(const SimSettings& settings);
 std::vector<LinkView> link_views(const SimSettings& settings);
 // What a run description tells the snapshot: world, algorithm, stragglers, crash steps.
 SnapshotInputs snapshot_inputs(const sim::RunSpec& run);
+// The same for a summarised trace of `run` (core/io/trace_summary.h): a lane per group of
+// consecutive ranks, drawn with the link between the groups' first ranks, its ranks' slowest
+// straggler factor and its earliest crash. Outages name ranks, not groups: left out.
+SnapshotInputs grouped_snapshot_inputs(const sim::RunSpec& run, const TraceSummary& summary);
 
 }  // namespace dsgd::gui

@@ -168,6 +168,8 @@ struct Snapshot {
   bool error_is_fault = false;
   std::string network;  // the run's network as described ("latency 2 ms, bandwidth ...")
   int world = 0;
+  // A summarised trace's: each of the world's lanes is a group of ranks (lane_label.h).
+  TraceSummary summary;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock
   double now_s = 0;                     // the time cursor
   double begin_s = 0, end_s = 0;        // the span of all events (live: from the run's start)

@@ -1,5 +1,6 @@
 #include "gui/model/trace_replay.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +9,7 @@
 
 #include "core/comm/collective_tags.h"
 #include "core/errors.h"
+#include "core/io/trace_summary.h"
 #include "core/io/input_file.h"
 
 namespace dsgd::gui {
@@ -16,10 +18,7 @@ using nlohmann::json;
 
 Replay::Replay(TraceEvents trace, std::string name)
     : trace_(std::move(trace)), name_(std::move(name)) {
-  if (trace_.world > kMaxReplayRanks)
-    throw DataError(fmt::format(
-        "{}: {} ranks; dsgd-gui shows at most {} (dsgd trace check reads it, Perfetto shows it)",
-        name_, trace_.world, kMaxReplayRanks));
+  if (trace_.summary.ranks == 0 && trace_.world > kMaxTraceLanes) summarize();
   for (const Event& e : trace_.events) {
     const CollectiveTag* c = find_collective_tag(e.tag);
     if (e.kind == EventKind::send_begin && c && c->op == CollectiveOp::all_reduce) {
@@ -27,6 +26,16 @@ Replay::Replay(TraceEvents trace, std::string name)
       break;
     }
   }
+}
+
+// In place, in the order the snapshot takes them (by time, as read).
+void Replay::summarize() {
+  std::vector<Event> events = summarize_events(trace_.events, trace_.world, kSummaryGroups);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.wall_s < b.wall_s; });
+  trace_.events = std::move(events);
+  trace_.summary = {.ranks = trace_.world, .groups = kSummaryGroups};
+  trace_.world = kSummaryGroups;
 }
 
 Replay Replay::parse(std::string_view text, const std::string& name) {

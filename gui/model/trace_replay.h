@@ -1,7 +1,9 @@
 // Replay: a Chrome trace written by `dsgd train --trace` (simulated or MPI, wall or model
 // time base) read back into the Event stream it was written from (core/io/trace.h:
 // read_trace_events), so the same Snapshot builder and views show it. Optionally a metrics
-// JSONL file (`--metrics`) for the loss curves. Not a trace reader of its own.
+// JSONL file (`--metrics`) for the loss curves. Not a trace reader of its own. A trace of
+// more than kMaxTraceLanes ranks is shown summarised (core/io/trace_summary.h), as
+// `dsgd train --trace` writes one by default.
 #pragma once
 
 #include <string>
@@ -13,9 +15,6 @@
 #include "gui/model/snapshot.h"
 
 namespace dsgd::gui {
-
-// The most ranks a replay draws (the topology's links are R x R).
-inline constexpr int kMaxReplayRanks = 1024;
 
 class Replay {
  public:
@@ -34,6 +33,8 @@ class Replay {
   double end_s() const { return trace_.end_s; }
   // The recorded run's description (a JSON object), empty when the trace has none.
   const std::string& run_json() const { return trace_.run_json; }
+  // When its lanes are groups of ranks (ranks 0 otherwise): as written, or as summarised here.
+  const TraceSummary& summary() const { return trace_.summary; }
   // The algorithm of the trace's first all_reduce message (automatic: none), for the
   // snapshot until the time cursor reaches one.
   Algorithm all_reduce_algorithm() const { return all_reduce_algorithm_; }
@@ -42,6 +43,7 @@ class Replay {
 
  private:
   Replay(TraceEvents trace, std::string name);
+  void summarize();
 
   TraceEvents trace_;  // moves, never copies: events point into its names
   std::string name_;

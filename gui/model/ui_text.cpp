@@ -44,6 +44,13 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"{}: {} of {} ranks hold the full sum", "{}：{} / {} 个秩已得到完整的和"},
     {"No ranks yet.", "还没有秩。"},
     {"rank {}", "秩 {}"},
+    {"ranks {}-{}", "秩 {}-{}"},
+    {"nodes are groups of ranks (node 1: ranks {}-{})  |  {}",
+     "节点为秩的分组（节点 1：秩 {}-{}）  |  {}"},
+    {"A summary of many ranks: open a trace written with --trace-groups 0 to follow each "
+     "rank's sums.",
+     "这是多个秩的汇总：要逐个秩查看求和，请打开用 --trace-groups 0 写出的轨迹。"},
+    {" ({} ranks shown as {} groups)", "（{} 个秩分成 {} 组显示）"},
     // timeline legend
     {"compute:", "计算："},
     {"communication:", "通信："},

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/lane_label.h"
 #include "gui/model/contrast.h"
 #include "gui/model/replay_marks.h"
 #include "gui/views/axis.h"
@@ -393,6 +394,11 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     ImGui::TextUnformatted(tr("No ranks yet."));
     return;
   }
+  if (s.summary.ranks > 0) {  // a lane's messages are joined across its ranks
+    ImGui::TextWrapped("%s", tr("A summary of many ranks: open a trace written with "
+                                "--trace-groups 0 to follow each rank's sums."));
+    return;
+  }
   const Palette pal = palette_for(s.view.theme);
   const std::vector<std::vector<float>> values = gradients_header(s, commands, pal);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -403,7 +409,7 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
   // Rows shorter than a line label themselves in a smaller font, down to half the size.
   const float label_px = std::min(em, 0.95f * row_h * em / text_h);
   const bool labelled = label_px >= 0.5f * em;
-  const std::string widest = fmt::format(fmt::runtime(tr("rank {}")), s.world - 1);
+  const std::string widest = lane_label(s.summary, s.world - 1);
   const float label_w = ImGui::CalcTextSize(widest.c_str()).x * label_px / em + 0.5f * em;
   float max_value = 0;
   for (const auto& row : values)
@@ -414,7 +420,7 @@ void draw_gradients(const Snapshot& s, Commands& commands) {
     const float y0 = top.y + r * row_h, y1 = y0 + row_h - gap;
     if (labelled)
       dl->AddText(ImGui::GetFont(), label_px, {top.x, y0 + (row_h - label_px * text_h / em) / 2},
-                  pal.text, fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
+                  pal.text, lane_label(s.summary, r).c_str());
     const ImVec2 from{top.x + label_w, y0}, to{top.x + avail.x, y1};
     if (s.ranks[r].crashed) {  // what it held is lost with it: a grey row that says so
       dl->AddRectFilled(from, to, pal.node_crashed);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/lane_label.h"
 #include "gui/model/contrast.h"
 #include "gui/model/time_breakdown.h"
 #include "gui/views/axis.h"
@@ -149,7 +150,7 @@ void rank_bar(ImDrawList* dl, const Palette& pal, const BarScale& bs, const Rank
 
 // "rank 2", and "rank 2 x3" for a rank the run made a straggler (its colour on the topology).
 std::string rank_label(const Snapshot& s, int rank) {
-  std::string label = fmt::format(fmt::runtime(tr("rank {}")), rank);
+  std::string label = lane_label(s.summary, rank);
   const double factor = rank < static_cast<int>(s.ranks.size()) ? s.ranks[rank].straggler : 1;
   if (factor != 1) label += fmt::format(" x{:g}", factor);
   return label;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "gui/model/lane_label.h"
 #include "gui/model/contrast.h"
 #include "gui/model/time_window.h"
 #include "gui/views/axis.h"
@@ -137,7 +138,7 @@ void draw_rows(const Grid& g) {
     g.dl->AddLine({g.top.x, y}, {g.x1, y}, g.pal.grid);
     if (g.row_h >= 0.75f * ImGui::GetTextLineHeight())  // no label over its neighbour
       g.dl->AddText({g.top.x + 4, y + (g.row_h - ImGui::GetTextLineHeight()) / 2}, g.pal.text,
-                    fmt::format(fmt::runtime(tr("rank {}")), r).c_str());
+                    lane_label(g.s.summary, r).c_str());
   }
 }
 

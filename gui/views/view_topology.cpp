@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <imgui.h>
 
+#include "core/io/trace_summary.h"
 #include "gui/model/contrast.h"
 #include "gui/model/packets.h"
 #include "gui/views/disc_layer.h"
@@ -431,7 +432,12 @@ void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   const std::string now =
       fmt::format("{}  |  t = {} ({})", in_flight_caption(scene), format_seconds(s.now_s),
                   s.time_base == TimeBase::model ? tr("model time") : tr("network time"));
-  const std::string network = fmt::format("{}  |  {}", layout_caption(f.layout), link);
+  std::string network = fmt::format("{}  |  {}", layout_caption(f.layout), link);
+  if (s.summary.groups >= 2)  // what a disc stands for, first: where the line is cut, it stays
+    network =
+        fmt::format(fmt::runtime(tr("nodes are groups of ranks (node 1: ranks {}-{})  |  {}")),
+                    summary_group_first(1, s.summary.ranks, s.summary.groups),
+                    summary_group_first(2, s.summary.ranks, s.summary.groups) - 1, network);
   f.dl->AddText({f.top.x + 6, footer_y(f, f.footer_lines - 2)}, f.pal.text,
                 fitted(now, width).c_str());
   f.dl->AddText({f.top.x + 6, footer_y(f, f.footer_lines - 1)}, f.pal.dim_text,
