@@ -17,6 +17,7 @@
 #include "core/io/metrics.h"
 #include "core/io/npz.h"
 #include "core/io/trace.h"
+#include "sim/monitor_sink.h"
 #include "core/nn/blas.h"
 #include "sim/checkpoint_plan.h"
 #include "sim/cluster.h"
@@ -234,7 +235,13 @@ int run_node(const NodeFlags& f) {
   // This file holds this rank's events only: the world and the run come from here.
   ChromeTraceWriter trace({.run_json = sim::run_spec_json(spec), .world = f.world});
   sim::ClusterOptions options{spec.cluster};
-  if (!outputs.trace.empty()) options.events = &trace;
+  EventFanout events;  // this rank's trace, and the observer watching the run
+  if (!outputs.trace.empty()) events.add(&trace);
+  sim::RunSpec described = spec;
+  described.cluster.nodes = f.world;
+  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(described);
+  events.add(monitor.get());
+  if (!events.empty()) options.events = &events;
   int node = f.rank;  // a node that joins learns its number from rank 0
   auto write_trace = [&] {
     if (!outputs.trace.empty() && trace.size() > 0) trace.write(per_rank_path(outputs.trace, node));

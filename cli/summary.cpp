@@ -102,6 +102,7 @@ void print_files(const RunReport& report) {
   if (!out.save.empty()) fmt::print("  saved            {}\n", out.save);
   if (!out.metrics.empty()) fmt::print("  metrics          {}\n", out.metrics);
   if (!report.trace.empty()) fmt::print("  trace            {}\n", report.trace);
+  if (!report.monitor.empty()) fmt::print("  monitor          {}\n", report.monitor);
 }
 
 }  // namespace

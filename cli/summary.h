@@ -21,6 +21,7 @@ struct RunReport {
   std::string resumed;      // "ckpt/ckpt-0000000010.npz (step 10)", "" when not resumed
   std::string checkpoints;  // the newest checkpoint written and how many are kept, or ""
   std::string trace;        // where the trace went and how to open it, or ""
+  std::string monitor;      // the observer the events streamed to and what it got, or ""
   std::vector<std::string> membership;  // an elastic run's changes (sim/elastic.h)
 };
 

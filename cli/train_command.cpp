@@ -17,6 +17,7 @@
 #include "core/io/npz.h"
 #include "core/io/trace.h"
 #include "core/io/trace_summary.h"
+#include "sim/monitor_sink.h"
 #include "core/nn/blas.h"
 #include "core/train/config_hash.h"
 #include "core/train/train_inputs.h"
@@ -93,6 +94,7 @@ struct TrainRun {
   RankZeroResult rank0;
   int mpi_rank = 0;  // MPI: this process's rank; each writes its own trace
   std::vector<sim::MembershipChange> changes;
+  std::string monitor_note;  // the observer's, once its events are sent
 
   bool sim() const { return spec.backend == sim::Backend::sim; }
   bool mpi() const { return spec.backend == sim::Backend::mpi; }  // a process per rank
@@ -156,6 +158,7 @@ int report(TrainRun& run, double total_s) {
                    .result = result,
                    .total_s = total_s,
                    .trace = trace_note(spec, run.trace_path()),
+                   .monitor = run.monitor_note,
                    .membership = sim::describe_changes(run.changes, spec.elastic.policy)};
   if (run.plan.resume)
     report.resumed = fmt::format("{} (step {})", run.plan.resume_path, run.plan.resume->state.step);
@@ -188,7 +191,11 @@ int run_train(const TrainFlags& flags) {
                .out = out,
                .trace = trace,
                .options = spec.cluster};
-  if (!spec.outputs.trace.empty()) run.options.events = &trace;
+  EventFanout events;  // the trace, and the observer watching the run
+  if (!spec.outputs.trace.empty()) events.add(&trace);
+  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(spec);
+  events.add(monitor.get());
+  if (!events.empty()) run.options.events = &events;
   trace.set_lane_groups(trace_groups(spec));
   if (run.sim())  // what the run's descriptors are counted from, before any node starts
     run.options.pairs =
@@ -207,6 +214,7 @@ int run_train(const TrainFlags& flags) {
   }
   out.progress.finish();
   if (!spec.outputs.trace.empty()) trace.write(run.trace_path());
+  if (monitor) run.monitor_note = monitor->finish();
   if (!hosts_rank0) return kExitOk;  // MPI: rank 0's process writes and reports
   if (!run.rank0.finished)           // every rank crashed, or rank 0 after the others had finished
     throw CommError(

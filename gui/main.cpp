@@ -47,11 +47,13 @@ void glfw_error_callback(int error, const char* description) {
 struct LoadedReplay {
   std::optional<Replay> replay;
   std::optional<Curve> curve;
-  std::vector<Curve> compared;  // --compare, in every mode
+  std::vector<Curve> compared;   // --compare, in every mode
+  std::unique_ptr<Watch> watch;  // --watch, listening before the window opens
 };
 LoadedReplay load_replay(const GuiOptions& options) {
   LoadedReplay loaded;
   if (!options.compare.empty()) loaded.compared = load_compare_curves(options.compare);
+  if (!options.watch.empty()) loaded.watch = std::make_unique<Watch>(options.watch, options.token);
   if (options.replay.empty() || options.headless) return loaded;
   loaded.replay = Replay::load(options.replay);
   if (!options.replay_metrics.empty()) loaded.curve = load_metrics_curve(options.replay_metrics);
@@ -135,7 +137,9 @@ void start_showing(GuiApp& app, const GuiOptions& options, LoadedReplay loaded) 
   app.view() = options.view_settings;
   app.view().draft = options.sim;  // a replay then shows the run it recorded instead
   app.set_compared(std::move(loaded.compared));
-  if (!options.replay.empty()) {
+  if (loaded.watch) {
+    app.open_watch(std::move(loaded.watch));
+  } else if (!options.replay.empty()) {
     if (loaded.replay)
       app.open_replay(std::move(*loaded.replay), std::move(loaded.curve));
     else  // --headless: a bad file shows the error window
@@ -179,6 +183,11 @@ struct HeadlessDriver {
     if (SimSession* session = app.session();
         session && session->step() < options.min_steps && session->running() && waiting)
       ready = false;
+    // Watching: until a run has come and every run that came has gone.
+    if (const Watch* watch = app.watch(); watch && waiting) {
+      const WatchState w = watch->state();
+      if (w.senders.empty() || w.connected > 0) ready = false;
+    }
     return ready;
   }
 };

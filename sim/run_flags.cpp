@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 
@@ -12,6 +13,7 @@
 
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "core/io/monitor_wire.h"
 #include "core/io/trace_summary.h"
 #include "sim/cluster_shape.h"
 #include "sim/link_model.h"
@@ -183,6 +185,10 @@ void add_output_flags(CLI::App& t, RunFlags& f) {
                    kSummaryGroups, kMaxTraceLanes))
       ->check(integer_at_least(0, "lanes"))
       ->type_name("G");
+  t.add_option("--monitor", f.monitor,
+               "Stream the events as they happen to an observer, e.g. dsgd-gui --watch 29600 "
+               "(never slows the run; DSGD_MONITOR gives it to every MPI rank)")
+      ->type_name("HOST:PORT");
 }
 
 void add_checkpoint_flags(CLI::App& t, CheckpointSpec& c) {
@@ -746,10 +752,18 @@ void read_outputs(const RunFlags& f, RunSpec& s) {
         "--trace-groups {} with --backend mpi: each rank writes its own file; join them with "
         "`dsgd trace merge` and group the result with `dsgd trace summarize`",
         f.trace_groups));
+  const char* monitor_env = std::getenv("DSGD_MONITOR");
+  if (!f.monitor.empty())
+    split_monitor_endpoint(f.monitor);  // refused before any output
+  else if (monitor_env)
+    split_monitor_endpoint(monitor_env);
   s.outputs = {.save = f.save,
                .metrics = f.metrics,
                .trace = f.trace,
                .trace_groups = f.trace_groups,
+               .monitor = !f.monitor.empty() ? f.monitor
+                          : monitor_env      ? monitor_env
+                                             : "",
                .checkpoint = f.checkpoint};
 }
 

@@ -52,6 +52,7 @@ struct RunFlags {
   // [outputs]
   std::string save, metrics, trace;
   int trace_groups = -1;  // -1: not given
+  std::string monitor;    // "": not given (DSGD_MONITOR then)
   CheckpointSpec checkpoint;
 };
 

@@ -41,6 +41,9 @@ struct Outputs {
   // The trace's lanes as groups of consecutive ranks (core/io/trace_summary.h): -1, the
   // default, groups above kMaxTraceLanes ranks; 0: a lane per rank.
   int trace_groups = -1;
+  // An observer to stream the events to as they happen ("HOST:PORT", sim/monitor_sink.h);
+  // empty: none.
+  std::string monitor;
   CheckpointSpec checkpoint;
 };
 

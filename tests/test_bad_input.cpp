@@ -245,6 +245,21 @@ const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trac
 std::vector<Row> training_mode_rows();
 std::vector<Row> backend_rows();
 
+// The trace's lanes and the observer stream.
+std::vector<Row> output_rows() {
+  return {
+      {"--monitor without a port",
+       "train -q --monitor localhost" + kOut,
+       {"--monitor localhost", "HOST:PORT", "dsgd-gui --watch"}},
+      {"--trace-groups without --trace",
+       "train -q --trace-groups 4",
+       {"--trace-groups 4 without --trace", "add --trace FILE"}},
+      {"--trace-groups -1",
+       "train -q --trace {d}/out/t.json --trace-groups -1",
+       {"--trace-groups"}},
+  };
+}
+
 std::vector<Row> flag_rows() {
   const auto train = [](const std::string& flags) { return "train -q " + flags + kOut; };
   std::vector<Row> rows{
@@ -311,14 +326,8 @@ std::vector<Row> flag_rows() {
       {"--trace into a missing directory",
        "train -q --trace {d}/missing/t.json",
        {"--trace", "does not exist", "create it"}},
-      {"--trace-groups without --trace",
-       "train -q --trace-groups 4",
-       {"--trace-groups 4 without --trace", "add --trace FILE"}},
-      {"--trace-groups -1",
-       "train -q --trace {d}/out/t.json --trace-groups -1",
-       {"--trace-groups"}},
   };
-  for (auto more : {training_mode_rows(), backend_rows()})
+  for (auto more : {training_mode_rows(), backend_rows(), output_rows()})
     for (Row& row : more)
       rows.push_back(std::move(row));
   return rows;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/errors.h"
 #include "gui/model/ui_text.h"
@@ -62,6 +63,74 @@ void GuiApp::open_replay(const std::string& trace_path, const std::string& metri
   }
 }
 
+void GuiApp::open_watch(const std::string& endpoint, const std::string& token) {
+  try {
+    open_watch(std::make_unique<Watch>(endpoint, token));
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+// The first watched run's description, once it comes, in the controls' draft (where
+// "Restart" would run it here), as a replay shows the run it recorded.
+void GuiApp::show_watched_run() {
+  if (!watch_ || watch_described_) return;
+  const WatchState w = watch_->state();
+  if (w.run_json.empty()) return;
+  watch_described_ = true;
+  try {
+    view_.draft.run = sim::run_spec_from_json(w.run_json, "the watched run");
+  } catch (const std::exception&) {
+    // shown without it, as watch_snapshot does
+  }
+}
+
+void GuiApp::open_watch(std::unique_ptr<Watch> watch) {
+  watch_described_ = false;
+  if (session_) session_->stop();
+  if (lesson_) lesson_->stop();
+  replay_.reset();
+  error_.clear();
+  forget_view_of_last_run();
+  watch_ = std::move(watch);
+}
+
+// The runs watched: drawn with the first one's description (its network, its algorithm)
+// and on model time when every event carries it (the clocks of separate machines differ;
+// the link model's does not).
+Snapshot GuiApp::watch_snapshot() const {
+  const WatchState w = watch_->state();
+  SnapshotInputs in;
+  std::optional<SimSettings> described;
+  if (!w.run_json.empty()) {
+    try {
+      described = SimSettings{};
+      described->run = sim::run_spec_from_json(w.run_json, "the watched run");
+      in = snapshot_inputs(described->run);
+      in.links = link_views(*described);
+    } catch (const std::exception&) {
+      described.reset();  // shown without its description
+    }
+  }
+  in.world = std::max(in.world, w.world);
+  in.time_base = w.model_time && !w.events.empty() ? TimeBase::model : TimeBase::wall;
+  Snapshot s = build_snapshot(w.events, in);
+  s.title = w.senders.empty()
+                ? fmt::format(fmt::runtime(tr("watching {}: waiting for a run (--monitor)")),
+                              watch_->endpoint())
+                : fmt::format(fmt::runtime(tr("watching {}: {}")), watch_->endpoint(),
+                              fmt::join(w.senders, ", "));
+  if (described) {
+    s.controls.settings = *described;
+    s.network = network_caption(described->run.cluster);
+  }
+  s.controls.watching = true;
+  s.controls.status = fmt::format(fmt::runtime(tr("{} connected, {} events dropped, {} refused")),
+                                  w.connected, w.dropped, w.refused);
+  s.view = view_;
+  return s;
+}
+
 void GuiApp::open_replay(Replay replay, std::optional<Curve> curve) {
   if (session_) session_->stop();
   if (lesson_) lesson_->stop();
@@ -90,6 +159,7 @@ void GuiApp::seek_fraction(double f) {
 }
 
 void GuiApp::apply(Commands& commands) {
+  show_watched_run();
   for (Command& c : commands.drain()) {
     switch (c.kind) {
       case CommandKind::seek:
@@ -113,7 +183,8 @@ void GuiApp::apply(Commands& commands) {
       default:
         break;
     }
-    if (replay_) {  // the simulation commands steer the replay's cursor instead
+    if (watch_) continue;  // the watched runs are steered where they run
+    if (replay_) {         // the simulation commands steer the replay's cursor instead
       if (c.kind == CommandKind::play) replay_playing_ = true;
       if (c.kind == CommandKind::pause) replay_playing_ = false;
       if (c.kind == CommandKind::set_speed)
@@ -213,6 +284,8 @@ Snapshot GuiApp::snapshot() const {
   Snapshot s;
   if (replay_) {
     s = replay_snapshot();
+  } else if (watch_) {
+    s = watch_snapshot();
   } else if (lesson_ && lesson_->active()) {
     s = lesson_->snapshot(view_);
   } else if (session_) {

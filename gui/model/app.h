@@ -14,6 +14,7 @@
 #include "gui/model/settings.h"
 #include "gui/model/snapshot.h"
 #include "gui/model/trace_replay.h"
+#include "gui/model/watch.h"
 
 namespace dsgd::gui {
 
@@ -32,6 +33,11 @@ class GuiApp {
   // Opens lesson `number` (as `dsgd lesson N` runs it) in step mode. Errors end up in the
   // snapshot's error.
   void start_lesson(int number, bool chinese, double speed = 1.0);
+  // Shows the runs that stream their events to `endpoint` ("PORT" or "HOST:PORT", watch.h),
+  // as they happen. Errors (the port taken) end up in the snapshot's error.
+  void open_watch(const std::string& endpoint, const std::string& token = "");
+  void open_watch(std::unique_ptr<Watch> watch);  // one already listening
+  const Watch* watch() const { return watch_.get(); }
   // The runs of `dsgd compare --json` (compare_curves.h), overlaid in every mode's
   // convergence view, first, under the runs' own curves.
   void set_compared(std::vector<Curve> curves) { compared_ = std::move(curves); }
@@ -61,6 +67,10 @@ class GuiApp {
   // Reads the replay's run description into recorded_ (and the controls' draft).
   void show_recorded_run();
   Snapshot replay_snapshot() const;
+  Snapshot watch_snapshot() const;
+  void show_watched_run();
+  std::unique_ptr<Watch> watch_;
+  bool watch_described_ = false;  // the draft shows the watched run's description
 
   std::optional<Replay> replay_;
   std::optional<Curve> replay_curve_;

@@ -22,6 +22,11 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
   app.add_option("--metrics", o.replay_metrics, "Loss curve for the replay (metrics JSONL)");
   app.add_option("--compare", o.compare,
                  "Overlay the runs of `dsgd compare --json FILE` in the convergence view");
+  app.add_option("--watch", o.watch,
+                 "Show the runs that stream to this port as they happen (dsgd train --monitor "
+                 "HOST:PORT); PORT listens on 127.0.0.1, HOST:PORT on that address")
+      ->type_name("[HOST:]PORT");
+  app.add_option("--token", o.token, "--watch: accept only runs with this job token");
   app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
   app.add_option("--lang", w.lang, "Language of the window and the lessons: en or zh (简体中文)");
   app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");
@@ -111,6 +116,7 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   o.view_settings.lesson_zh = o.lesson_zh;  // the lesson picker offers them in it too
   if (o.lesson != 0) {
     if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
+    if (!o.watch.empty()) throw UsageError("--lesson and --watch: choose one");
     lessons::find_lesson(o.lesson);  // UsageError naming the lessons there are
   }
 }

@@ -18,6 +18,8 @@ struct GuiOptions {
   std::string replay;          // a Chrome trace from `dsgd train --trace`
   std::string replay_metrics;  // optional metrics JSONL for the replay's loss curve
   std::string compare;         // `dsgd compare --json` output, overlaid in the convergence view
+  std::string watch;           // "PORT" or "HOST:PORT": show the runs streaming to it (watch.h)
+  std::string token;           // --watch: accept only runs that present this job token
   int lesson = 0;              // > 0: open this lesson (as `dsgd lesson N`) in step mode
   bool lesson_zh = false;      // --lang zh
   View view = View::all;

@@ -111,7 +111,8 @@ struct GradientView {
 };
 
 struct ControlState {
-  bool live = false;  // a simulated run (false: a replayed trace or nothing)
+  bool live = false;      // a simulated run (false: a replayed trace or nothing)
+  bool watching = false;  // runs elsewhere, as they stream (watch.h): nothing to steer here
   bool running = false;
   bool paused = false;
   bool step_mode = false;

@@ -45,6 +45,9 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"No ranks yet.", "还没有秩。"},
     {"rank {}", "秩 {}"},
     {"ranks {}-{}", "秩 {}-{}"},
+    {"watching {}: waiting for a run (--monitor)", "正在观察 {}：等待运行接入（--monitor）"},
+    {"watching {}: {}", "正在观察 {}：{}"},
+    {"{} connected, {} events dropped, {} refused", "已连接 {} 个，丢弃 {} 个事件，拒绝 {} 个"},
     {"nodes are groups of ranks (node 1: ranks {}-{})  |  {}",
      "节点为秩的分组（节点 1：秩 {}-{}）  |  {}"},
     {"A summary of many ranks: open a trace written with --trace-groups 0 to follow each "

@@ -86,6 +86,10 @@ void export_buttons(const Snapshot& s, Commands& commands) {
 
 void run_controls(const Snapshot& s, Commands& commands) {
   const ControlState& c = s.controls;
+  if (c.watching) {  // steered where it runs
+    ImGui::Text("%s: %s", tr("status"), c.status.c_str());
+    return;
+  }
   play_button(s, commands);
   if (c.live) {
     ImGui::BeginDisabled(!c.running);
@@ -121,8 +125,9 @@ void run_controls(const Snapshot& s, Commands& commands) {
 bool link_editor(sim::LinkSpec& link) {
   bool changed = false;
   float latency_ms = static_cast<float>(link.latency_s * 1e3);
-  if (ImGui::SliderFloat(tr("latency"), &latency_ms, 0.0f, 100.0f, "%.2f ms",
-                         ImGuiSliderFlags_Logarithmic)) {
+  // Shown in the unit that suits it ("5 us", "2.00 ms"), as the time slider shows time.
+  if (ImGui::SliderFloat(tr("latency"), &latency_ms, 0.0f, 100.0f,
+                         format_seconds(link.latency_s).c_str(), ImGuiSliderFlags_Logarithmic)) {
     link.latency_s = latency_ms * 1e-3;
     changed = true;
   }
@@ -141,7 +146,8 @@ bool link_editor(sim::LinkSpec& link) {
     changed = true;
   }
   float jitter_ms = static_cast<float>(link.jitter_s * 1e3);
-  if (ImGui::SliderFloat(tr("jitter"), &jitter_ms, 0.0f, 20.0f, "%.2f ms")) {
+  if (ImGui::SliderFloat(tr("jitter"), &jitter_ms, 0.0f, 20.0f,
+                         format_seconds(link.jitter_s).c_str())) {
     link.jitter_s = jitter_ms * 1e-3;
     changed = true;
   }

@@ -1,0 +1,199 @@
+#include "gui/model/watch.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "core/io/monitor_wire.h"
+
+namespace dsgd::gui {
+
+struct Watch::Sender {
+  int fd = -1;
+  std::string peer;     // "127.0.0.1:41234"
+  std::string pending;  // bytes after the last whole line
+  bool greeted = false;
+};
+
+namespace {
+
+// HOST:PORT or PORT (on 127.0.0.1).
+std::pair<std::string, std::string> split_endpoint(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  std::string host = colon == std::string::npos ? "127.0.0.1" : endpoint.substr(0, colon);
+  std::string port = colon == std::string::npos ? endpoint : endpoint.substr(colon + 1);
+  const bool digits =
+      !port.empty() && port.size() <= 5 &&
+      std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (host.empty() || !digits || std::stoi(port) > 65535)
+    throw UsageError(
+        fmt::format("--watch {}: give the port to listen on, PORT or HOST:PORT (e.g. 29600, or "
+                    "0.0.0.0:29600 for other machines)",
+                    endpoint));
+  return {host, port};
+}
+
+int listen_on(const std::string& host, const std::string& port, const std::string& endpoint) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    throw DataError(fmt::format("--watch {}: {}; give an address of this machine", endpoint,
+                                ::gai_strerror(rc)));
+  int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  const int one = 1;
+  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || ::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    ::freeaddrinfo(found);
+    throw DataError(
+        fmt::format("--watch {}: cannot listen there: {}; choose another port", endpoint, why));
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+uint16_t bound_port(int fd) {
+  sockaddr_storage a{};
+  socklen_t n = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  return ntohs(a.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
+                                       : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+}
+
+}  // namespace
+
+Watch::Watch(const std::string& endpoint, std::string token)
+    : endpoint_(endpoint), token_(std::move(token)) {
+  const auto [host, port] = split_endpoint(endpoint);
+  listen_fd_ = listen_on(host, port, endpoint);
+  port_ = bound_port(listen_fd_);
+  if (::pipe2(wake_fd_, O_CLOEXEC) != 0) {
+    ::close(listen_fd_);
+    throw DataError(fmt::format("--watch {}: {}", endpoint, std::strerror(errno)));
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+Watch::~Watch() {
+  const char stop = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_[1], &stop, 1);
+  thread_.join();
+  for (Sender* s : senders_) {
+    ::close(s->fd);
+    delete s;
+  }
+  ::close(listen_fd_);
+  ::close(wake_fd_[0]);
+  ::close(wake_fd_[1]);
+}
+
+WatchState Watch::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+// Polls the listening socket, the wake pipe and every sender until the pipe says stop.
+void Watch::run() {
+  for (;;) {
+    std::vector<pollfd> fds{{wake_fd_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (const Sender* s : senders_)
+      fds.push_back({s->fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (fds[0].revents) return;
+    if (fds[1].revents & POLLIN) accept_one();
+    std::vector<Sender*> keep;
+    for (size_t i = 0; i < fds.size() - 2; ++i) {
+      Sender* s = senders_[i];
+      if (!fds[i + 2].revents || read_from(*s)) {
+        keep.push_back(s);
+        continue;
+      }
+      ::close(s->fd);
+      std::lock_guard lock(mutex_);
+      if (s->greeted) --state_.connected;
+      delete s;
+    }
+    for (size_t i = fds.size() - 2; i < senders_.size(); ++i)  // accepted in this round
+      keep.push_back(senders_[i]);
+    senders_ = std::move(keep);
+  }
+}
+
+void Watch::accept_one() {
+  sockaddr_storage a{};
+  socklen_t n = sizeof a;
+  const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &n, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+  ::getnameinfo(reinterpret_cast<sockaddr*>(&a), n, host, sizeof host, port, sizeof port,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  senders_.push_back(new Sender{.fd = fd, .peer = fmt::format("{}:{}", host, port)});
+}
+
+bool Watch::read_from(Sender& s) {
+  char buffer[65536];
+  const ssize_t n = ::recv(s.fd, buffer, sizeof buffer, 0);
+  if (n <= 0) return false;
+  s.pending.append(buffer, static_cast<size_t>(n));
+  size_t start = 0;
+  for (size_t end; (end = s.pending.find('\n', start)) != std::string::npos; start = end + 1) {
+    try {
+      take_line(s, std::string_view(s.pending).substr(start, end - start));
+    } catch (const DataError& e) {
+      refuse(s, e.what());
+      return false;
+    }
+  }
+  s.pending.erase(0, start);
+  if (s.pending.size() > kMaxMonitorLine) {
+    refuse(s, fmt::format("a line longer than {} bytes", kMaxMonitorLine));
+    return false;
+  }
+  return true;
+}
+
+void Watch::take_line(Sender& s, std::string_view line) {
+  std::lock_guard lock(mutex_);
+  const MonitorRecord r = parse_monitor_line(line, names_);
+  if (!s.greeted) {
+    if (r.kind != MonitorRecord::Kind::hello) throw DataError("it did not begin with a hello");
+    if (!token_.empty() && r.hello.token != token_) throw DataError("wrong job token");
+    s.greeted = true;
+    ++state_.connected;
+    state_.senders.push_back(r.hello.name.empty() ? s.peer : r.hello.name);
+    state_.world = std::max(state_.world, r.hello.world);
+    if (state_.run_json.empty()) state_.run_json = r.hello.run_json;
+    return;
+  }
+  if (r.kind == MonitorRecord::Kind::gap) state_.dropped += r.dropped;
+  if (r.kind != MonitorRecord::Kind::event) return;
+  if (state_.events.size() >= kCapacity) {  // the older half goes
+    const size_t half = state_.events.size() / 2;
+    state_.events.erase(state_.events.begin(), state_.events.begin() + half);
+    state_.dropped += half;
+  }
+  state_.model_time = state_.model_time && r.event.model_s >= 0;
+  state_.events.push_back(r.event);
+}
+
+void Watch::refuse(Sender& s, const std::string& why) {
+  std::lock_guard lock(mutex_);
+  ++state_.refused;
+  state_.last_refusal = fmt::format("{}: {}", s.peer, why);
+}
+
+}  // namespace dsgd::gui

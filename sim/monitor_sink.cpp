@@ -1,0 +1,168 @@
+#include "sim/monitor_sink.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+
+namespace dsgd::sim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kRetry = std::chrono::milliseconds(500);
+constexpr auto kStall = std::chrono::milliseconds(100);
+
+}  // namespace
+
+MonitorSink::MonitorSink(const std::string& endpoint, MonitorHello hello, size_t capacity)
+    : endpoint_(endpoint), hello_(monitor_hello_line(hello)), capacity_(capacity) {
+  std::tie(host_, port_) = split_monitor_endpoint(endpoint);
+  thread_ = std::thread([this] { run(); });
+}
+
+MonitorSink::~MonitorSink() {
+  finish();
+  thread_.join();
+}
+
+std::string MonitorSink::finish() {
+  {
+    std::unique_lock lock(mutex_);
+    // What is queued goes out while there is an observer that reads: for at most flush_s,
+    // and no longer than kStall once the observer takes nothing.
+    const auto deadline = Clock::now() + std::chrono::duration<double>(flush_s);
+    const auto flushed = [this] { return (queue_.empty() && !sending_) || fd_ < 0; };
+    for (uint64_t before = ~uint64_t(0); !flushed() && Clock::now() < deadline;) {
+      if (sent_ == before) break;  // nothing taken in the last kStall
+      before = sent_;
+      wake_.notify_all();
+      wake_.wait_for(lock, kStall, flushed);
+    }
+    stopping_ = true;
+    if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);  // ends a write an observer does not read
+    dropped_ += queue_.size();                 // never sent
+    queue_.clear();
+  }
+  wake_.notify_all();
+  std::lock_guard lock(mutex_);
+  return fmt::format("{} ({} events sent, {} dropped)", endpoint_, sent_, dropped_);
+}
+
+void MonitorSink::on_event(const Event& event) {
+  std::lock_guard lock(mutex_);
+  if (stopping_ || queue_.size() >= capacity_) {
+    ++dropped_;
+    ++unreported_;
+    return;
+  }
+  queue_.push_back(event);
+  wake_.notify_one();
+}
+
+uint64_t MonitorSink::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+uint64_t MonitorSink::sent() const {
+  std::lock_guard lock(mutex_);
+  return sent_;
+}
+
+std::unique_ptr<MonitorSink> make_monitor(const RunSpec& spec, std::string name) {
+  if (spec.outputs.monitor.empty()) return nullptr;
+  if (name.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    name = host;
+  }
+  return std::make_unique<MonitorSink>(
+      spec.outputs.monitor,
+      MonitorHello{.name = name, .world = spec.cluster.nodes, .run_json = run_spec_json(spec)});
+}
+
+bool MonitorSink::connect_once() {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found) != 0) return false;
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) return false;
+  std::lock_guard lock(mutex_);
+  if (stopping_) {
+    ::close(fd);
+    return false;
+  }
+  fd_ = fd;
+  return true;
+}
+
+bool MonitorSink::send_all(const std::string& bytes) {
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::send(fd_, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Connects, says hello, then sends what the queue holds in batches; after a failed write, or
+// while no observer listens, tries again every kRetry (events meanwhile count as dropped once
+// the queue is full).
+void MonitorSink::run() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) break;
+    }
+    if (!connect_once()) {
+      std::unique_lock lock(mutex_);
+      wake_.notify_all();  // a destructor waiting to flush: nobody to flush to
+      wake_.wait_for(lock, kRetry, [this] { return stopping_; });
+      continue;
+    }
+    bool ok = send_all(hello_);
+    while (ok) {
+      std::string batch;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.notify_all();  // the queue may be empty now: a waiting destructor goes on
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) break;  // stopping, all sent
+        if (unreported_ > 0) batch = monitor_gap_line(std::exchange(unreported_, 0));
+        for (size_t i = 0; i < 512 && !queue_.empty(); ++i) {
+          batch += monitor_event_line(queue_.front());
+          queue_.pop_front();
+          ++sent_;
+        }
+        sending_ = true;
+      }
+      ok = send_all(batch);
+      std::lock_guard lock(mutex_);
+      sending_ = false;
+    }
+    std::lock_guard lock(mutex_);
+    ::close(fd_);
+    fd_ = -1;
+    if (stopping_) break;
+  }
+  wake_.notify_all();
+}
+
+}  // namespace dsgd::sim
