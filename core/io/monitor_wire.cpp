@@ -70,13 +70,18 @@ MonitorRecord parse_event(const json& a, std::deque<std::string>& names) {
 
 }  // namespace
 
+std::optional<int> parse_port(std::string_view text) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const int port = std::stoi(std::string(text));
+  return port <= 65535 ? std::optional(port) : std::nullopt;
+}
+
 std::pair<std::string, std::string> split_monitor_endpoint(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
   const std::string port = colon == std::string::npos ? "" : endpoint.substr(colon + 1);
-  const bool digits =
-      !port.empty() && port.size() <= 5 &&
-      std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (colon == 0 || !digits || std::stoi(port) == 0 || std::stoi(port) > 65535)
+  if (colon == 0 || parse_port(port).value_or(0) == 0)
     throw UsageError(fmt::format(
         "--monitor {}: give the observer as HOST:PORT, e.g. 127.0.0.1:29600 (where dsgd-gui "
         "--watch 29600 listens)",

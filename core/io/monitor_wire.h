@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -30,6 +31,9 @@ struct MonitorHello {
   int world = 0;         // ranks in the run
   std::string run_json;  // the run description (sim/run_spec.h), serialized; may be empty
 };
+
+// A TCP port number, 0 to 65535; nullopt for anything else ("", "http", "99999").
+std::optional<int> parse_port(std::string_view text);
 
 // "HOST:PORT" split in two; UsageError naming --monitor when it is not one.
 std::pair<std::string, std::string> split_monitor_endpoint(const std::string& endpoint);

@@ -32,10 +32,7 @@ std::pair<std::string, std::string> split_endpoint(const std::string& endpoint) 
   const size_t colon = endpoint.rfind(':');
   std::string host = colon == std::string::npos ? "127.0.0.1" : endpoint.substr(0, colon);
   std::string port = colon == std::string::npos ? endpoint : endpoint.substr(colon + 1);
-  const bool digits =
-      !port.empty() && port.size() <= 5 &&
-      std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (host.empty() || !digits || std::stoi(port) > 65535)
+  if (host.empty() || !parse_port(port))
     throw UsageError(
         fmt::format("--watch {}: give the port to listen on, PORT or HOST:PORT (e.g. 29600, or "
                     "0.0.0.0:29600 for other machines)",

@@ -112,7 +112,9 @@ Grid grid_of(const Snapshot& s, ImVec2 top, ImVec2 avail, double t0, double t1) 
          .t0 = t0,
          .t1 = t1,
          .span = std::max(1e-12, t1 - t0)};
-  g.x0 = top.x + 58 * g.scale;
+  // Room for the widest lane label ("rank 63", "ranks 992-1023" in a summary) left of the lanes.
+  const float label_w = ImGui::CalcTextSize(lane_label(s.summary, s.world - 1).c_str()).x + 8;
+  g.x0 = top.x + std::max(58 * g.scale, label_w);
   g.x1 = top.x + avail.x - 6;
   g.axis_h = ImGui::GetTextLineHeightWithSpacing() + 2;
   g.row_h = (avail.y - g.axis_h) / s.world;
@@ -268,7 +270,8 @@ bool handle_mouse(const Grid& g, ImVec2 mouse, int nearest, ViewSettings& v, Com
     }
     if (nearest >= 0) {
       const MessageView& m = s.messages[nearest];
-      ImGui::SetTooltip("rank %d -> %d, %s, %s\nclick to select", m.src, m.dst, m.op,
+      ImGui::SetTooltip("%s -> %s, %s, %s\nclick to select", lane_label(s.summary, m.src).c_str(),
+                        lane_label(s.summary, m.dst).c_str(), m.op,
                         format_bytes(static_cast<double>(m.bytes)).c_str());
       if (ImGui::IsItemClicked())
         commands.push(Command{.kind = CommandKind::select_message, .index = nearest});
