@@ -359,6 +359,29 @@ TEST_CASE("overlapping asynchronous messages move to an overlap lane and still n
   CHECK(check_trace_text(text, "x.json").ok());
 }
 
+TEST_CASE("a message inside another message's slice moves to an overlap lane", "[trace]") {
+  // Rank 0 receives from 1 (0..1 us) and sends to 2 in the middle of it (0.4..0.6 us), as two
+  // ranks of one summarised lane do: nested on one lane, the receive's arrow, which lands
+  // 0.5 us before its end, would bind to the send.
+  std::vector<Event> ev{
+      {.kind = EventKind::recv_begin, .rank = 0, .peer = 1, .wall_s = 0},
+      {.kind = EventKind::send_begin, .rank = 0, .peer = 2, .bytes = 4, .wall_s = 0.4e-6},
+      {.kind = EventKind::send_end, .rank = 0, .peer = 2, .wall_s = 0.6e-6},
+      {.kind = EventKind::recv_end, .rank = 0, .peer = 1, .bytes = 4, .wall_s = 1e-6},
+      {.kind = EventKind::send_begin, .rank = 1, .peer = 0, .bytes = 4, .wall_s = 0},
+      {.kind = EventKind::send_end, .rank = 1, .peer = 0, .wall_s = 0.1e-6},
+      {.kind = EventKind::recv_begin, .rank = 2, .peer = 0, .wall_s = 0},
+      {.kind = EventKind::recv_end, .rank = 2, .peer = 0, .bytes = 4, .wall_s = 0.8e-6},
+  };
+  const std::string text = trace_json(ev);
+  const TraceCheck c = check_trace_text(text, "x.json");
+  INFO(fmt::format("{}", fmt::join(c.problems, "\n")));
+  CHECK(c.ok());
+  const Reading r = read_and_verify(text);
+  CHECK(r.lanes.at({0, 1}).size() == 1);
+  CHECK(r.lanes.at({0, 2}).size() == 1);
+}
+
 TEST_CASE("model time base: ts from model_s, refused when an event has none", "[trace]") {
   std::vector<Event> ev{
       {.kind = EventKind::send_begin, .rank = 0, .peer = 1, .wall_s = 0.5, .model_s = 0.001},
