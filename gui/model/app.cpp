@@ -75,18 +75,30 @@ void GuiApp::open_watch(const std::string& endpoint, const std::string& token) {
 // "Restart" would run it here), as a replay shows the run it recorded.
 void GuiApp::show_watched_run() {
   if (!watch_ || watch_described_) return;
-  const WatchState w = watch_->state();
-  if (w.run_json.empty()) return;
+  const WatchedRun* run = watched_run(watch_->state().run_json);
+  if (!run) return;
   watch_described_ = true;
-  try {
-    view_.draft.run = sim::run_spec_from_json(w.run_json, "the watched run");
-  } catch (const std::exception&) {
-    // shown without it, as watch_snapshot does
+  view_.draft.run = run->settings.run;
+}
+
+// Read once, when the first hello brings it: not again each frame.
+const GuiApp::WatchedRun* GuiApp::watched_run(const std::string& run_json) const {
+  if (!watched_read_ && !run_json.empty()) {
+    watched_read_ = true;
+    try {
+      SimSettings settings;
+      settings.run = sim::run_spec_from_json(run_json, "the watched run");
+      watched_ = WatchedRun{.settings = settings, .links = link_views(settings)};
+    } catch (const std::exception&) {
+      // shown without its description
+    }
   }
+  return watched_ ? &*watched_ : nullptr;
 }
 
 void GuiApp::open_watch(std::unique_ptr<Watch> watch) {
-  watch_described_ = false;
+  watch_described_ = watched_read_ = false;
+  watched_.reset();
   if (session_) session_->stop();
   if (lesson_) lesson_->stop();
   replay_.reset();
@@ -101,16 +113,10 @@ void GuiApp::open_watch(std::unique_ptr<Watch> watch) {
 Snapshot GuiApp::watch_snapshot() const {
   const WatchState w = watch_->state();
   SnapshotInputs in;
-  std::optional<SimSettings> described;
-  if (!w.run_json.empty()) {
-    try {
-      described = SimSettings{};
-      described->run = sim::run_spec_from_json(w.run_json, "the watched run");
-      in = snapshot_inputs(described->run);
-      in.links = link_views(*described);
-    } catch (const std::exception&) {
-      described.reset();  // shown without its description
-    }
+  const WatchedRun* described = watched_run(w.run_json);
+  if (described) {
+    in = snapshot_inputs(described->settings.run);
+    in.links = described->links;
   }
   in.world = std::max(in.world, w.world);
   in.time_base = w.model_time && !w.events.empty() ? TimeBase::model : TimeBase::wall;
@@ -121,8 +127,8 @@ Snapshot GuiApp::watch_snapshot() const {
                 : fmt::format(fmt::runtime(tr("watching {}: {}")), watch_->endpoint(),
                               fmt::join(w.senders, ", "));
   if (described) {
-    s.controls.settings = *described;
-    s.network = network_caption(described->run.cluster);
+    s.controls.settings = described->settings;
+    s.network = network_caption(described->settings.run.cluster);
   }
   s.controls.watching = true;
   s.controls.status = fmt::format(fmt::runtime(tr("{} connected, {} events dropped, {} refused")),

@@ -69,7 +69,15 @@ class GuiApp {
   Snapshot replay_snapshot() const;
   Snapshot watch_snapshot() const;
   void show_watched_run();
+  // The first watched run's description and its links, or nullptr while none has come.
+  struct WatchedRun {
+    SimSettings settings;
+    std::vector<LinkView> links;
+  };
+  const WatchedRun* watched_run(const std::string& run_json) const;
   std::unique_ptr<Watch> watch_;
+  mutable std::optional<WatchedRun> watched_;
+  mutable bool watched_read_ = false;
   bool watch_described_ = false;  // the draft shows the watched run's description
 
   std::optional<Replay> replay_;
