@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -140,19 +141,21 @@ void MonitorSink::run() {
     bool ok = send_all(hello_);
     while (ok) {
       std::string batch;
+      std::vector<Event> taken;  // formatted outside the lock: the ranks' on_event waits for it
       {
         std::unique_lock lock(mutex_);
         wake_.notify_all();  // the queue may be empty now: a waiting destructor goes on
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) break;  // stopping, all sent
         if (unreported_ > 0) batch = monitor_gap_line(std::exchange(unreported_, 0));
-        for (size_t i = 0; i < 512 && !queue_.empty(); ++i) {
-          batch += monitor_event_line(queue_.front());
-          queue_.pop_front();
-          ++sent_;
-        }
+        const size_t n = std::min<size_t>(queue_.size(), 4096);
+        taken.assign(queue_.begin(), queue_.begin() + n);
+        queue_.erase(queue_.begin(), queue_.begin() + n);
+        sent_ += n;
         sending_ = true;
       }
+      for (const Event& e : taken)
+        append_monitor_event(batch, e);
       ok = send_all(batch);
       std::lock_guard lock(mutex_);
       sending_ = false;

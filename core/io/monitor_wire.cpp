@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/io/trace_detail.h"
 
 namespace dsgd {
 
@@ -96,13 +98,20 @@ std::string monitor_hello_line(const MonitorHello& h) {
   return j.dump() + "\n";
 }
 
-std::string monitor_event_line(const Event& e) {
-  std::string preview;
+void append_monitor_event(std::string& out, const Event& e) {
+  auto to = std::back_inserter(out);
+  fmt::format_to(to, "[{},{},{},{},{},{},{},{},{},[", static_cast<int>(e.kind), e.rank, e.peer,
+                 e.tag, e.bytes, e.seq, number(e.wall_s), number(e.model_s),
+                 trace_detail::json_quote(e.op));
   for (int i = 0; i < e.preview_count && i < 4; ++i)
-    preview += fmt::format("{}{}", i ? "," : "", number(e.preview[i]));
-  return fmt::format("[{},{},{},{},{},{},{},{},{},[{}]]\n", static_cast<int>(e.kind), e.rank,
-                     e.peer, e.tag, e.bytes, e.seq, number(e.wall_s), number(e.model_s),
-                     json(std::string(e.op)).dump(), preview);
+    fmt::format_to(to, "{}{}", i ? "," : "", number(e.preview[i]));
+  out += "]]\n";
+}
+
+std::string monitor_event_line(const Event& e) {
+  std::string out;
+  append_monitor_event(out, e);
+  return out;
 }
 
 std::string monitor_gap_line(uint64_t dropped) {

@@ -40,6 +40,7 @@ std::pair<std::string, std::string> split_monitor_endpoint(const std::string& en
 
 std::string monitor_hello_line(const MonitorHello& hello);
 std::string monitor_event_line(const Event& event);
+void append_monitor_event(std::string& out, const Event& event);  // the same, onto `out`
 std::string monitor_gap_line(uint64_t dropped);
 
 // One line read back. Events' ops point into `names`, which must outlive them.
