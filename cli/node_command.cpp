@@ -3,6 +3,7 @@
 #include "cli/node_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -37,6 +38,9 @@ void add_node_command(CLI::App& app, NodeFlags& f) {
               "Instead of --rank: join an --elastic run under way; rank 0 lets this node in "
               "as a step begins and numbers it after every node so far");
   n->add_option("--world", f.world, "Number of nodes in the run (1-256)")->required();
+  n->add_option("--name", f.name,
+                "What an observer (--monitor, dsgd-gui --watch) calls this node, e.g. a "
+                "student's name (default: the host's name)");
   n->add_option("--rendezvous", f.rendezvous,
                 "HOST:PORT where rank 0 listens for the others (an IPv4 address)")
       ->required();
@@ -98,6 +102,9 @@ NodePlan check_flags(const NodeFlags& f) {
   if (!f.join && (f.rank < 0 || f.rank >= f.world))
     throw UsageError(
         fmt::format("--rank {}: give 0 to {} (--world {})", f.rank, f.world - 1, f.world));
+  if (f.name.size() > 32 || std::any_of(f.name.begin(), f.name.end(),
+                                        [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    throw UsageError(fmt::format("--name: give at most 32 bytes of printable text, e.g. alice"));
   if (f.token.empty() || f.token.size() > sim::kMaxTokenBytes)
     throw UsageError(
         fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
@@ -239,7 +246,7 @@ int run_node(const NodeFlags& f) {
   if (!outputs.trace.empty()) events.add(&trace);
   sim::RunSpec described = spec;
   described.cluster.nodes = f.world;
-  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(described);
+  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(described, f.name);
   events.add(monitor.get());
   if (!events.empty()) options.events = &events;
   int node = f.rank;  // a node that joins learns its number from rank 0

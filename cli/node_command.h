@@ -28,6 +28,7 @@ struct NodeFlags {
   std::string token;           // every node of the run must present it
   std::string listen;          // address to accept peers on; empty: 127.0.0.1 only
   std::string clock = "auto";  // auto | shared | local (see --clock's help)
+  std::string name;            // what observers call this node; empty: the host's name
 };
 
 void add_node_command(CLI::App& app, NodeFlags& flags);

@@ -49,3 +49,15 @@ shot lesson_zh --lesson 4 --lang zh --step-messages 11 --frames 30
   --metrics "$tmp/run.jsonl" >/dev/null 2>&1
 shot replay_light --replay "$tmp/run.json" --metrics "$tmp/run.jsonl" --seek 0.6 \
   --theme light --frames 30
+# Watching four `dsgd node` processes, each named as a student would name it, at projector
+# scale: the window waits for them to join and finish (--wait), then draws. A run that ends
+# before its observer listens sends nothing, so the nodes start once the window listens.
+shot watch_named --watch 29640 --theme projector --scale 1.5 --frames 10 --wait 120 &
+for _ in $(seq 300); do ss -ltn | grep -q ':29640 ' && break; sleep 0.1; done
+names=(teacher alice bob carol)
+for rank in 0 1 2 3; do
+  DSGD_TOKEN=screenshots "$dsgd" node --rank $rank --world 4 --rendezvous 127.0.0.1:29541 \
+    --name "${names[$rank]}" --steps 30 --latency 2ms -q --monitor 127.0.0.1:29640 \
+    >/dev/null 2>&1 &
+done
+wait

@@ -59,6 +59,26 @@ TEST_CASE("the window watches a dsgd train run in another process", "[gui][monit
   CHECK(app.view().draft.run.cluster.nodes == 4);  // the controls show the watched run
 }
 
+TEST_CASE("ranks run by processes of their own are named after their senders", "[gui][monitor]") {
+  GuiApp app;
+  app.open_watch("0");
+  REQUIRE(app.watch() != nullptr);
+  const auto node = [&](const char* name, int rank) {
+    const int fd = test::raw_connect(app.watch()->port());
+    test::raw_send(fd, bytes(monitor_hello_line({.name = name, .world = 2}) +
+                             monitor_event_line({.kind = EventKind::step_begin, .rank = rank})));
+    return fd;
+  };
+  const int alice = node("alice", 1);
+  REQUIRE(test::wait_for([&] { return app.watch()->state().events.size() == 1; }));
+  CHECK(app.snapshot().rank_names.empty());  // one sender runs every rank: no names
+  const int bob = node("bob", 0);
+  REQUIRE(test::wait_for([&] { return app.watch()->state().events.size() == 2; }));
+  CHECK(app.snapshot().rank_names == std::vector<std::string>{"bob", "alice"});
+  ::close(alice);
+  ::close(bob);
+}
+
 TEST_CASE("a watch with a token refuses a run without it", "[gui][monitor]") {
   Watch watch("127.0.0.1:0", "s3cret");
   const int wrong = test::raw_connect(watch.port());

@@ -131,6 +131,7 @@ Snapshot GuiApp::watch_snapshot() const {
     s.network = network_caption(described->settings.run.cluster);
   }
   s.controls.watching = true;
+  if (w.senders.size() > 1) s.rank_names = w.rank_names;  // one sender: every rank its
   s.controls.status = fmt::format(fmt::runtime(tr("{} connected, {} events dropped, {} refused")),
                                   w.connected, w.dropped, w.refused);
   s.view = view_;

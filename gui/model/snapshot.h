@@ -169,6 +169,9 @@ struct Snapshot {
   bool error_is_fault = false;
   std::string network;  // the run's network as described ("latency 2 ms, bandwidth ...")
   int world = 0;
+  // Who runs each rank, when the ranks are processes of their own watched from here
+  // (watch.h: a name per sender, shown by the topology); empty otherwise.
+  std::vector<std::string> rank_names;
   // A summarised trace's: each of the world's lanes is a group of ranks (lane_label.h).
   TraceSummary summary;
   TimeBase time_base = TimeBase::wall;  // live runs: wall_s carries the network clock

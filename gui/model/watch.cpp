@@ -23,6 +23,7 @@ struct Watch::Sender {
   std::string peer;     // "127.0.0.1:41234"
   std::string pending;  // bytes after the last whole line
   bool greeted = false;
+  std::string name;  // as its hello gave it (its address when it gave none)
 };
 
 namespace {
@@ -171,7 +172,8 @@ void Watch::take_line(Sender& s, std::string_view line) {
     if (!token_.empty() && r.hello.token != token_) throw DataError("wrong job token");
     s.greeted = true;
     ++state_.connected;
-    state_.senders.push_back(r.hello.name.empty() ? s.peer : r.hello.name);
+    s.name = r.hello.name.empty() ? s.peer : r.hello.name;
+    state_.senders.push_back(s.name);
     state_.world = std::max(state_.world, r.hello.world);
     if (state_.run_json.empty()) state_.run_json = r.hello.run_json;
     return;
@@ -184,6 +186,9 @@ void Watch::take_line(Sender& s, std::string_view line) {
     state_.dropped += half;
   }
   state_.model_time = state_.model_time && r.event.model_s >= 0;
+  const size_t rank = static_cast<size_t>(r.event.rank);
+  if (state_.rank_names.size() <= rank) state_.rank_names.resize(rank + 1);
+  if (state_.rank_names[rank].empty()) state_.rank_names[rank] = s.name;
   state_.events.push_back(r.event);
 }
 

@@ -25,10 +25,12 @@ struct WatchState {
   int world = 0;                     // the largest world a hello gave
   bool model_time = true;            // every event so far has a model time
   std::vector<std::string> senders;  // the names of the hellos, in the order they came
-  int connected = 0;                 // senders connected now
-  int refused = 0;                   // connections closed as not a dsgd run's (or wrong token)
-  uint64_t dropped = 0;              // events the senders dropped (gaps they reported)
-  std::string last_refusal;          // why the latest refused connection was closed
+  // The sender whose events name each rank (by rank; "" for a rank not seen): who runs it.
+  std::vector<std::string> rank_names;
+  int connected = 0;         // senders connected now
+  int refused = 0;           // connections closed as not a dsgd run's (or wrong token)
+  uint64_t dropped = 0;      // events the senders dropped (gaps they reported)
+  std::string last_refusal;  // why the latest refused connection was closed
 };
 
 class Watch {

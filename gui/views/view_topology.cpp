@@ -342,6 +342,12 @@ void draw_rank(const Frame& f, int r, Rgba halo) {
     f.dl->AddLine({c.x - k, c.y + k}, {c.x + k, c.y - k}, pal.link_slow, 4 * f.scale);
     below = tr("crashed");
   }
+  const std::string& name =
+      r < static_cast<int>(f.s.rank_names.size()) ? f.s.rank_names[r] : std::string();
+  if (!name.empty() && f.s.world <= 16) {  // who runs it, above the disc
+    const ImVec2 ns = ImGui::CalcTextSize(name.c_str());
+    f.dl->AddText({c.x - ns.x / 2, c.y - f.node_r - ns.y - 2}, pal.text, name.c_str());
+  }
   if (!below.empty() && f.s.world <= 16) {
     const ImVec2 bs = ImGui::CalcTextSize(below.c_str());
     const float gap = halo ? 0.5f * f.font : 2;
