@@ -1,6 +1,8 @@
 #include "sim/monitor_sink.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kRetry = std::chrono::milliseconds(500);
 constexpr auto kStall = std::chrono::milliseconds(100);
+constexpr auto kClockEvery = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -58,6 +61,9 @@ std::string MonitorSink::finish() {
 
 void MonitorSink::on_event(const Event& event) {
   std::lock_guard lock(mutex_);
+  if (!epoch_)  // wall_s was read just now, on this thread
+    epoch_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(event.wall_s));
   if (stopping_ || queue_.size() >= capacity_) {
     ++dropped_;
     ++unreported_;
@@ -111,7 +117,16 @@ bool MonitorSink::connect_once() {
     return false;
   }
   fd_ = fd;
+  clock_sent_ = {};  // the new observer gets the clock before the events
   return true;
+}
+
+// The connection's smoothed round trip as TCP measured it (0 before it has).
+double MonitorSink::round_trip_s() const {
+  tcp_info info{};
+  socklen_t n = sizeof info;
+  if (::getsockopt(fd_, IPPROTO_TCP, TCP_INFO, &info, &n) != 0) return 0;
+  return info.tcpi_rtt * 1e-6;
 }
 
 bool MonitorSink::send_all(const std::string& bytes) {
@@ -148,6 +163,11 @@ void MonitorSink::run() {
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) break;  // stopping, all sent
         if (unreported_ > 0) batch = monitor_gap_line(std::exchange(unreported_, 0));
+        if (epoch_ && Clock::now() - clock_sent_ >= kClockEvery) {
+          clock_sent_ = Clock::now();
+          batch += monitor_clock_line(std::chrono::duration<double>(clock_sent_ - *epoch_).count(),
+                                      round_trip_s());
+        }
         const size_t n = std::min<size_t>(queue_.size(), 4096);
         taken.assign(queue_.begin(), queue_.begin() + n);
         queue_.erase(queue_.begin(), queue_.begin() + n);

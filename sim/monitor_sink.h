@@ -9,7 +9,9 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <chrono>
 #include <deque>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +48,7 @@ class MonitorSink : public EventSink {
   void run();
   bool connect_once();
   bool send_all(const std::string& bytes);
+  double round_trip_s() const;
 
   std::string endpoint_, host_, port_;
   std::string hello_;
@@ -54,6 +57,10 @@ class MonitorSink : public EventSink {
   std::condition_variable wake_;
   std::deque<Event> queue_;
   uint64_t dropped_ = 0, unreported_ = 0, sent_ = 0;
+  // The events' clock (their wall_s counts from the run's epoch): where it stands on the
+  // steady clock, from the first event's wall_s as it arrives; unknown before.
+  std::optional<std::chrono::steady_clock::time_point> epoch_;
+  std::chrono::steady_clock::time_point clock_sent_;  // when the last clock record went
   bool stopping_ = false;
   bool sending_ = false;  // a batch taken from the queue is being written
   int fd_ = -1;           // the connection, -1 while there is none

@@ -79,6 +79,26 @@ TEST_CASE("ranks run by processes of their own are named after their senders", "
   ::close(bob);
 }
 
+TEST_CASE("senders whose clocks differ are placed on the watch's clock", "[gui][monitor]") {
+  Watch watch("0");
+  // Two machines' events at the same moment, their clocks 95 s apart.
+  const auto sender = [&](double clock_s) {
+    const int fd = test::raw_connect(watch.port());
+    test::raw_send(fd, bytes(monitor_hello_line({.world = 2}) + monitor_clock_line(clock_s, 0) +
+                             monitor_event_line({.kind = EventKind::step_begin,
+                                                 .rank = clock_s > 50 ? 0 : 1,
+                                                 .wall_s = clock_s + 0.001})));
+    return fd;
+  };
+  const int a = sender(100.0), b = sender(5.0);
+  REQUIRE(test::wait_for([&] { return watch.state().events.size() == 2; }));
+  const WatchState w = watch.state();
+  CHECK(std::abs(w.events[0].wall_s - w.events[1].wall_s) < 1.0);  // were 95 s apart
+  CHECK(w.events[0].wall_s >= 0);
+  ::close(a);
+  ::close(b);
+}
+
 TEST_CASE("a watch with a token refuses a run without it", "[gui][monitor]") {
   Watch watch("127.0.0.1:0", "s3cret");
   const int wrong = test::raw_connect(watch.port());

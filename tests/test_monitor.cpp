@@ -166,11 +166,16 @@ TEST_CASE("an observer that comes late gets the hello, a gap, then the events", 
   std::vector<MonitorRecord> lines;
   for (size_t at = 0, end; (end = got.find('\n', at)) != std::string::npos; at = end + 1)
     lines.push_back(parse_monitor_line(std::string_view(got).substr(at, end - at), names));
-  REQUIRE(lines.size() == 1 + 1 + 10);
+  REQUIRE(lines.size() == 1 + 1 + 1 + 10);
   CHECK(lines[0].kind == MonitorRecord::Kind::hello);
   CHECK(lines[0].hello.name == "bob");
   CHECK(lines[1].kind == MonitorRecord::Kind::gap);
   CHECK(lines[1].dropped == 15);
-  CHECK(lines[2].event.seq == 0);  // the queue's ten, in order
-  CHECK(lines[11].event.seq == 9);
+  // The sender's clock on its events' clock (their wall_s was 0.25 when they came) and the
+  // round trip TCP measured on loopback.
+  CHECK(lines[2].kind == MonitorRecord::Kind::clock);
+  CHECK(lines[2].clock_s >= 0.25);
+  CHECK(lines[2].rtt_s < 1.0);
+  CHECK(lines[3].event.seq == 0);  // the queue's ten, in order
+  CHECK(lines[12].event.seq == 9);
 }

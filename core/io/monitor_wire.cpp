@@ -114,6 +114,10 @@ std::string monitor_event_line(const Event& e) {
   return out;
 }
 
+std::string monitor_clock_line(double clock_s, double rtt_s) {
+  return fmt::format("{{\"clock\":{},\"rtt\":{}}}\n", number(clock_s), number(rtt_s));
+}
+
 std::string monitor_gap_line(uint64_t dropped) {
   return fmt::format("{{\"dropped\":{}}}\n", dropped);
 }
@@ -125,7 +129,11 @@ MonitorRecord parse_monitor_line(std::string_view line, std::deque<std::string>&
     if (j.is_object() && j.contains("dropped"))
       return {.kind = MonitorRecord::Kind::gap, .dropped = j["dropped"].get<uint64_t>()};
     if (j.is_object() && j.contains("dsgd_monitor")) return parse_hello(j);
-    throw DataError("neither a hello, an event nor a gap");
+    if (j.is_object() && j.contains("clock"))
+      return {.kind = MonitorRecord::Kind::clock,
+              .clock_s = j["clock"].get<double>(),
+              .rtt_s = std::max(0.0, j.value("rtt", 0.0))};
+    throw DataError("neither a hello, an event, a gap nor a clock");
   } catch (const json::exception& e) {
     throw DataError(fmt::format("not a dsgd monitor line: {}", e.what()));
   }

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -24,6 +26,10 @@ struct Watch::Sender {
   std::string pending;  // bytes after the last whole line
   bool greeted = false;
   std::string name;  // as its hello gave it (its address when it gave none)
+  // Its events' wall_s + offset_s = seconds on this watch's clock, from its clock record
+  // of the shortest round trip so far (unknown before one came: times left as sent).
+  std::optional<double> offset_s;
+  double rtt_s = 0;
 };
 
 namespace {
@@ -179,6 +185,11 @@ void Watch::take_line(Sender& s, std::string_view line) {
     return;
   }
   if (r.kind == MonitorRecord::Kind::gap) state_.dropped += r.dropped;
+  if (r.kind == MonitorRecord::Kind::clock && (!s.offset_s || r.rtt_s <= s.rtt_s)) {
+    const double now = std::chrono::duration<double>(Clock::now() - started_).count();
+    s.offset_s = now - (r.clock_s + r.rtt_s / 2);
+    s.rtt_s = r.rtt_s;
+  }
   if (r.kind != MonitorRecord::Kind::event) return;
   if (state_.events.size() >= kCapacity) {  // the older half goes
     const size_t half = state_.events.size() / 2;
@@ -186,10 +197,12 @@ void Watch::take_line(Sender& s, std::string_view line) {
     state_.dropped += half;
   }
   state_.model_time = state_.model_time && r.event.model_s >= 0;
+  Event e = r.event;
+  if (s.offset_s) e.wall_s += *s.offset_s;
   const size_t rank = static_cast<size_t>(r.event.rank);
   if (state_.rank_names.size() <= rank) state_.rank_names.resize(rank + 1);
   if (state_.rank_names[rank].empty()) state_.rank_names[rank] = s.name;
-  state_.events.push_back(r.event);
+  state_.events.push_back(e);
 }
 
 void Watch::refuse(Sender& s, const std::string& why) {

@@ -7,6 +7,7 @@
 // closed and counted as refused; the others go on. Nothing is ever sent back to a run.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -20,7 +21,9 @@ namespace dsgd::gui {
 
 // What the watched runs have sent so far.
 struct WatchState {
-  std::vector<Event> events;         // per sender in the order sent; ops point into the Watch
+  // Per sender in the order sent; ops point into the Watch. wall_s is on the watch's clock
+  // (seconds since it began) for a sender that sent its clock, as it was sent otherwise.
+  std::vector<Event> events;
   std::string run_json;              // the first hello's run description; "" until one comes
   int world = 0;                     // the largest world a hello gave
   bool model_time = true;            // every event so far has a model time
@@ -65,6 +68,10 @@ class Watch {
   mutable std::mutex mutex_;
   WatchState state_;
   std::deque<std::string> names_;  // the events' ops, interned; never shrinks
+  // Every sender's events are placed on this clock (seconds since the watch began), each
+  // moved by its clock's offset, estimated as NTP does from the round trip its TCP measured.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point started_ = Clock::now();
   std::thread thread_;
 };
 
