@@ -159,6 +159,7 @@ struct NodeRun {
   RankZeroOutputs out;
   RankZeroResult rank0;
   std::vector<sim::MembershipChange> changes;  // rank 0, an elastic run
+  std::string monitor_note;                    // the observer's, once its events are sent
 };
 
 sim::ClockChoice clock_choice(const std::string& clock) {
@@ -183,6 +184,7 @@ void print_node_summary(const NodeFlags& f, const sim::RunSpec& spec, const Trai
                    ? ""
                    : fmt::format("{} (one file per rank: join them with dsgd trace merge)",
                                  per_rank_path(outputs.trace, 0)),
+      .monitor = run.monitor_note,
       .membership = sim::describe_changes(run.changes, spec.elastic.policy)};
   if (!run.out.last_checkpoint.empty())
     report.checkpoints =
@@ -246,7 +248,7 @@ int run_node(const NodeFlags& f) {
   if (!outputs.trace.empty()) events.add(&trace);
   sim::RunSpec described = spec;
   described.cluster.nodes = f.world;
-  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(described, f.name);
+  const std::unique_ptr<sim::MonitorSink> monitor = sim::make_monitor(described, f.name, f.token);
   events.add(monitor.get());
   if (!events.empty()) options.events = &events;
   int node = f.rank;  // a node that joins learns its number from rank 0
@@ -282,6 +284,7 @@ int run_node(const NodeFlags& f) {
   }
   run.out.progress.finish();
   write_trace();
+  if (monitor) run.monitor_note = monitor->finish();
   if (f.rank != 0) return kExitOk;
   if (!outputs.save.empty()) write_npz(outputs.save, run.rank0.result.params);
   if (run.out.metrics) run.out.metrics->commit();

@@ -9,6 +9,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/errors.h"
 #include "core/io/interrupt.h"
@@ -183,10 +185,13 @@ struct HeadlessDriver {
     if (SimSession* session = app.session();
         session && session->step() < options.min_steps && session->running() && waiting)
       ready = false;
-    // Watching: until a run has come and every run that came has gone.
+    // Watching: until a run has come, every rank of it has been heard from, and every
+    // sender that came has gone.
     if (const Watch* watch = app.watch(); watch && waiting) {
       const WatchState w = watch->state();
-      if (w.senders.empty() || w.connected > 0) ready = false;
+      const auto heard = std::count_if(w.rank_names.begin(), w.rank_names.end(),
+                                       [](const std::string& n) { return !n.empty(); });
+      if (w.senders.empty() || w.connected > 0 || heard < w.world) ready = false;
     }
     return ready;
   }
@@ -202,6 +207,13 @@ void render(GLFWwindow* window, const Snapshot& snapshot, int& width, int& heigh
   glClearColor(clear.x, clear.y, clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+// Headless --watch: what came, for scripts ("dsgd-gui: watched alice, bob: 1200 events, ...").
+void print_watched(const WatchState& w) {
+  std::printf("dsgd-gui: watched %s: %zu events, %llu dropped, %d refused\n",
+              w.senders.empty() ? "no run" : fmt::format("{}", fmt::join(w.senders, ", ")).c_str(),
+              w.events.size(), static_cast<unsigned long long>(w.dropped), w.refused);
 }
 
 // Writes the headless screenshot; the exit code (2 when the window showed an error other than
@@ -302,6 +314,7 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& ex
     if (options.headless && ready && frame >= options.frames && !exporter.recording()) {
       for (const std::string& problem : views.tiling.problems)
         std::printf("dsgd-gui: layout: %s\n", problem.c_str());
+      if (const Watch* watch = app.watch()) print_watched(watch->state());
       return write_screenshot(options, snapshot, width, height, frame);
     }
     glfwSwapBuffers(window);

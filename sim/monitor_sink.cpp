@@ -42,7 +42,8 @@ std::string MonitorSink::finish() {
     // What is queued goes out while there is an observer that reads: for at most flush_s,
     // and no longer than kStall once the observer takes nothing.
     const auto deadline = Clock::now() + std::chrono::duration<double>(flush_s);
-    const auto flushed = [this] { return (queue_.empty() && !sending_) || fd_ < 0; };
+    // A run shorter than the first try to connect still reaches an observer that listens.
+    const auto flushed = [this] { return tried_ && ((queue_.empty() && !sending_) || fd_ < 0); };
     for (uint64_t before = ~uint64_t(0); !flushed() && Clock::now() < deadline;) {
       if (sent_ == before) break;  // nothing taken in the last kStall
       before = sent_;
@@ -83,16 +84,19 @@ uint64_t MonitorSink::sent() const {
   return sent_;
 }
 
-std::unique_ptr<MonitorSink> make_monitor(const RunSpec& spec, std::string name) {
+std::unique_ptr<MonitorSink> make_monitor(const RunSpec& spec, std::string name,
+                                          std::string token) {
   if (spec.outputs.monitor.empty()) return nullptr;
   if (name.empty()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     name = host;
   }
-  return std::make_unique<MonitorSink>(
-      spec.outputs.monitor,
-      MonitorHello{.name = name, .world = spec.cluster.nodes, .run_json = run_spec_json(spec)});
+  return std::make_unique<MonitorSink>(spec.outputs.monitor,
+                                       MonitorHello{.name = name,
+                                                    .token = std::move(token),
+                                                    .world = spec.cluster.nodes,
+                                                    .run_json = run_spec_json(spec)});
 }
 
 bool MonitorSink::connect_once() {
@@ -147,7 +151,12 @@ void MonitorSink::run() {
       std::unique_lock lock(mutex_);
       if (stopping_) break;
     }
-    if (!connect_once()) {
+    const bool connected = connect_once();
+    {
+      std::lock_guard lock(mutex_);
+      tried_ = true;
+    }
+    if (!connected) {
       std::unique_lock lock(mutex_);
       wake_.notify_all();  // a destructor waiting to flush: nobody to flush to
       wake_.wait_for(lock, kRetry, [this] { return stopping_; });

@@ -62,13 +62,17 @@ class MonitorSink : public EventSink {
   std::optional<std::chrono::steady_clock::time_point> epoch_;
   std::chrono::steady_clock::time_point clock_sent_;  // when the last clock record went
   bool stopping_ = false;
-  bool sending_ = false;  // a batch taken from the queue is being written
-  int fd_ = -1;           // the connection, -1 while there is none
+  bool sending_ = false;
+  bool tried_ = false;  // the thread has tried to connect once  // a batch taken from the queue is
+                        // being written
+  int fd_ = -1;         // the connection, -1 while there is none
   std::thread thread_;
 };
 
 // The sink for `spec.outputs.monitor`, saying hello as `name` (the host's name when empty)
-// with the run's description; nullptr when the run has no observer.
-std::unique_ptr<MonitorSink> make_monitor(const RunSpec& spec, std::string name = "");
+// with the run's description and `token` (the job token of `dsgd node`, which a watch
+// started with --token asks for); nullptr when the run has no observer.
+std::unique_ptr<MonitorSink> make_monitor(const RunSpec& spec, std::string name = "",
+                                          std::string token = "");
 
 }  // namespace dsgd::sim
