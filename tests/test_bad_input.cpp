@@ -245,9 +245,13 @@ const std::string kOut = " --save {d}/out/p.npz --metrics {d}/out/m.jsonl --trac
 std::vector<Row> training_mode_rows();
 std::vector<Row> backend_rows();
 
-// The trace's lanes and the observer stream.
+// The trace's lanes and the observer stream (and what a node is called there).
 std::vector<Row> output_rows() {
   return {
+      {"node --name of 40 bytes",
+       "node --rank 1 --world 3 --rendezvous 127.0.0.1:29500 --token t --name "
+       "abcdefghijabcdefghijabcdefghijabcdefghij",
+       {"--name", "at most 32 bytes"}},
       {"--monitor without a port",
        "train -q --monitor localhost" + kOut,
        {"--monitor localhost", "HOST:PORT", "dsgd-gui --watch"}},
@@ -438,9 +442,6 @@ std::vector<Row> command_rows() {
       {"node --join (no --elastic)",
        "node --world 3 --rendezvous 127.0.0.1:29500 --token t --join",
        {"--join", "--elastic"}},
-      {"node --name of 40 bytes",
-       node + "--name abcdefghijabcdefghijabcdefghijabcdefghij",
-       {"--name", "at most 32 bytes"}},
       {"node (no --rank)",
        "node --world 3 --rendezvous 127.0.0.1:29500 --token t",
        {"--rank is required", "--join"}},
