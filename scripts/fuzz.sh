@@ -23,6 +23,7 @@ export PATH=$PATH:/usr/lib/llvm-14/bin
 
 start=$(date +%s)
 CC=$cc CXX=$cxx cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_FUZZ=ON \
+  -DCMAKE_UNITY_BUILD=ON \
   -DDSGD_BUILD_TESTS=OFF -DDSGD_BUILD_BENCH=OFF -DDSGD_WITH_MPI=OFF -DDSGD_WITH_GUI=OFF \
   -DDSGD_WITH_CUDA=OFF -DDSGD_WITH_TORCH=OFF -DDSGD_WITH_SIMGRID=OFF >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }

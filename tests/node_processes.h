@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "cli_runner.h"
+#include "raw_socket.h"
 #include "core/io/npz.h"
 
 namespace dsgd::test {
@@ -30,19 +31,6 @@ using namespace std::chrono_literals;
 constexpr const char* kTrainFlags =
     "--model mlp:16 --data synthetic:train=512,test=128,features=8,classes=4 --batch 48 "
     "--steps 20 --no-shuffle --seed 5 -q";
-
-// A port nobody listens on now (the kernel's choice; free again when this returns).
-inline uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // A `dsgd` process in the background, stdout and stderr to files; killed if still running
 // when it goes away.

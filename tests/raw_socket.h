@@ -10,9 +10,24 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace dsgd::test {
+
+// A port nobody listens on now (the kernel's choice; free again when this returns).
+inline uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
 
 // A raw client socket connected to 127.0.0.1:port.
 inline int raw_connect(uint16_t port) {

@@ -15,61 +15,23 @@
 
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
+#include "temp_dir.h"
+#include "error_text.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
+using dsgd::test::error_text;
+using dsgd::test::TempDir;
 
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("dsgd-test-atomic-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::set<std::string> listing(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir))
-    names.insert(e.path().filename().string());
-  return names;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-template <typename E, typename F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("write_file_atomic creates and replaces a file", "[atomic]") {
   TempDir dir;
   std::string dest = dir / "out.bin";
   std::string bytes("first\0version", 13);
   dsgd::write_file_atomic(dest, bytes);
-  CHECK(slurp(dest) == bytes);
-  CHECK(listing(dir.path) == std::set<std::string>{"out.bin"});
+  CHECK(dsgd::test::read_text(dest) == bytes);
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"out.bin"});
   struct stat st;
   REQUIRE(::stat(dest.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0644);
@@ -77,10 +39,10 @@ TEST_CASE("write_file_atomic creates and replaces a file", "[atomic]") {
   // Replacing keeps the permission bits the user gave the old file.
   REQUIRE(::chmod(dest.c_str(), 0600) == 0);
   dsgd::write_file_atomic(dest, "second");
-  CHECK(slurp(dest) == "second");
+  CHECK(dsgd::test::read_text(dest) == "second");
   REQUIRE(::stat(dest.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
-  CHECK(listing(dir.path) == std::set<std::string>{"out.bin"});
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"out.bin"});
 }
 
 TEST_CASE("AtomicFile shows nothing until commit and cleans up without it", "[atomic]") {
@@ -93,10 +55,10 @@ TEST_CASE("AtomicFile shows nothing until commit and cleans up without it", "[at
     CHECK(fs::exists(file.temp_path()));
     file.stream() << "new contents";
     file.stream().flush();
-    CHECK(slurp(dest) == "old");  // readers still see the old file
+    CHECK(dsgd::test::read_text(dest) == "old");  // readers still see the old file
   }
-  CHECK(slurp(dest) == "old");
-  CHECK(listing(dir.path) == std::set<std::string>{"model.npz"});
+  CHECK(dsgd::test::read_text(dest) == "old");
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"model.npz"});
 
   {
     dsgd::AtomicFile file(dest);
@@ -104,8 +66,8 @@ TEST_CASE("AtomicFile shows nothing until commit and cleans up without it", "[at
     file.commit();
     CHECK_FALSE(fs::exists(file.temp_path()));
   }
-  CHECK(slurp(dest) == "new contents");
-  CHECK(listing(dir.path) == std::set<std::string>{"model.npz"});
+  CHECK(dsgd::test::read_text(dest) == "new contents");
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"model.npz"});
 }
 
 TEST_CASE("AtomicFile can be written through its temporary path", "[atomic]") {
@@ -117,7 +79,7 @@ TEST_CASE("AtomicFile can be written through its temporary path", "[atomic]") {
     out << "written by another library";
   }
   file.commit();
-  CHECK(slurp(dest) == "written by another library");
+  CHECK(dsgd::test::read_text(dest) == "written by another library");
 }
 
 TEST_CASE("AtomicFile reports unwritable destinations and leaves nothing behind", "[atomic]") {
@@ -127,36 +89,36 @@ TEST_CASE("AtomicFile reports unwritable destinations and leaves nothing behind"
   CHECK_THAT(msg, Contains("cannot write '" + missing + "'") &&
                       Contains("No such file or directory") && Contains("check the path"));
   CHECK_THROWS_AS(dsgd::write_file_atomic(missing, "x"), dsgd::DataError);
-  CHECK(listing(dir.path).empty());
+  CHECK(dsgd::test::entry_names(dir.path()).empty());
 
   // The destination is a directory: the rename fails at commit and the temporary goes away.
-  fs::create_directory(dir.path / "taken");
+  fs::create_directory(dir.path() / "taken");
   msg = error_text<dsgd::DataError>([&] { dsgd::write_file_atomic(dir / "taken", "x"); });
   CHECK_THAT(msg, Contains("cannot write '" + (dir / "taken") + "'"));
-  CHECK(listing(dir.path) == std::set<std::string>{"taken"});
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"taken"});
 
   if (::geteuid() != 0) {  // root ignores directory permissions
-    fs::create_directory(dir.path / "readonly");
-    fs::permissions(dir.path / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
+    fs::create_directory(dir.path() / "readonly");
+    fs::permissions(dir.path() / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
     msg = error_text<dsgd::DataError>(
         [&] { dsgd::write_file_atomic(dir / "readonly/out.bin", "x"); });
     CHECK_THAT(msg, Contains("Permission denied"));
-    CHECK(listing(dir.path / "readonly").empty());
+    CHECK(dsgd::test::entry_names(dir.path() / "readonly").empty());
   }
 }
 
 TEST_CASE("AtomicFile follows a symlink and replaces its target, not the link", "[atomic]") {
   TempDir dir;
   dsgd::write_file_atomic(dir / "real.json", "old");
-  fs::create_symlink("real.json", dir.path / "link.json");
+  fs::create_symlink("real.json", dir.path() / "link.json");
   dsgd::write_file_atomic(dir / "link.json", "new");
-  CHECK(fs::is_symlink(dir.path / "link.json"));
-  CHECK(slurp(dir / "real.json") == "new");
+  CHECK(fs::is_symlink(dir.path() / "link.json"));
+  CHECK(dsgd::test::read_text(dir / "real.json") == "new");
   // A dangling link: the file is created where it points.
-  fs::create_symlink("later.json", dir.path / "dangling.json");
+  fs::create_symlink("later.json", dir.path() / "dangling.json");
   dsgd::write_file_atomic(dir / "dangling.json", "made");
-  CHECK(fs::is_symlink(dir.path / "dangling.json"));
-  CHECK(slurp(dir / "later.json") == "made");
+  CHECK(fs::is_symlink(dir.path() / "dangling.json"));
+  CHECK(dsgd::test::read_text(dir / "later.json") == "made");
 }
 
 TEST_CASE("AtomicFile writes a device or a pipe in place instead of replacing it", "[atomic]") {
@@ -174,13 +136,13 @@ TEST_CASE("AtomicFile writes a device or a pipe in place instead of replacing it
   const std::string fifo = dir / "pipe";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::string got;
-  std::thread reader([&] { got = slurp(fifo); });
+  std::thread reader([&] { got = dsgd::test::read_text(fifo); });
   dsgd::write_file_atomic(fifo, "through the pipe");
   reader.join();
   CHECK(got == "through the pipe");
   REQUIRE(::stat(fifo.c_str(), &st) == 0);
   CHECK(S_ISFIFO(st.st_mode));
-  CHECK(listing(dir.path) == std::set<std::string>{"pipe"});
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"pipe"});
 }
 
 TEST_CASE("AtomicFile takes a 250-character file name, and stale temporaries are found",
@@ -188,8 +150,8 @@ TEST_CASE("AtomicFile takes a 250-character file name, and stale temporaries are
   TempDir dir;
   const std::string dest = dir / std::string(250, 'x');
   dsgd::write_file_atomic(dest, "long");
-  CHECK(slurp(dest) == "long");
-  CHECK(listing(dir.path).size() == 1);
+  CHECK(dsgd::test::read_text(dest) == "long");
+  CHECK(dsgd::test::entry_names(dir.path()).size() == 1);
 
   // What a killed writer leaves: its temporary. The next run removes them (and nothing else).
   const std::string ckpt = dir / "ckpt-0000000010.npz";
@@ -200,6 +162,7 @@ TEST_CASE("AtomicFile takes a 250-character file name, and stale temporaries are
     fs::copy_file(killed.temp_path(), dir / ".ckpt-0000000010.npz.dsgd-tmp.abcdef");
   }
   dsgd::write_file_atomic(dir / "other.txt", "keep");
-  CHECK(dsgd::remove_stale_temporaries(dir.path.string(), "ckpt-") == 1);
-  CHECK(listing(dir.path) == std::set<std::string>{std::string(250, 'x'), "other.txt"});
+  CHECK(dsgd::remove_stale_temporaries(dir.path().string(), "ckpt-") == 1);
+  CHECK(dsgd::test::entry_names(dir.path()) ==
+        std::set<std::string>{std::string(250, 'x'), "other.txt"});
 }

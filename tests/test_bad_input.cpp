@@ -30,8 +30,10 @@
 
 #include "cli_runner.h"
 #include "core/io/npz.h"
+#include "zip_file.h"
 
 using namespace dsgd;
+using dsgd::test::make_zip;
 using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
@@ -43,10 +45,6 @@ struct Row {
   std::string args;                // dsgd's arguments; {d} is the directory of the files
   std::vector<std::string> words;  // the one line on stderr contains every one
 };
-
-void write(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
@@ -61,20 +59,6 @@ std::string idx_header(int type, const std::vector<uint32_t>& dims) {
     for (int shift : {24, 16, 8, 0})
       h.push_back(static_cast<char>((d >> shift) & 0xff));
   return h;
-}
-
-// A zip with the given raw entries, for archives np.savez would never write.
-void make_zip(const std::string& path,
-              const std::vector<std::pair<std::string, std::string>>& entries) {
-  int err = 0;
-  zip_t* za = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  REQUIRE(za != nullptr);
-  for (const auto& [name, bytes] : entries) {
-    zip_source_t* src = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
-    REQUIRE(src != nullptr);
-    REQUIRE(zip_file_add(za, name.c_str(), src, 0) >= 0);
-  }
-  REQUIRE(zip_close(za) == 0);
 }
 
 // A zip of one deflated entry whose directory claims `declared` bytes uncompressed while
@@ -116,73 +100,76 @@ struct InDir {
 
 // CSV files: empty, UTF-16, NUL, a FIFO, 1 TiB of holes, bad values and shapes.
 void make_csv_files(const InDir& at) {
-  write(at("empty.csv"), "");
-  write(at("utf16.csv"), std::string("\xFF\xFE"
-                                     "1\0,\0"
-                                     "2\0,\0"
-                                     "0\0\n\0",
-                                     14));
-  write(at("nul.csv"), std::string("1,2,0\n3,\0"
-                                   "4,1\n",
-                                   12));
+  dsgd::test::write_file(at("empty.csv"), "");
+  dsgd::test::write_file(at("utf16.csv"), std::string("\xFF\xFE"
+                                                      "1\0,\0"
+                                                      "2\0,\0"
+                                                      "0\0\n\0",
+                                                      14));
+  dsgd::test::write_file(at("nul.csv"), std::string("1,2,0\n3,\0"
+                                                    "4,1\n",
+                                                    12));
   REQUIRE(::mkfifo(at("fifo").c_str(), 0600) == 0);  // a reader would wait for a writer
-  write(at("sparse.csv"), "");
+  dsgd::test::write_file(at("sparse.csv"), "");
   std::filesystem::resize_file(at("sparse.csv"), uint64_t{1} << 40);  // 1 TiB of holes
-  write(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
-  write(at("nan.csv"), "1,2,0\n3,nan,1\n");
-  write(at("inf.csv"), "1,2,0\n3,-inf,1\n");
-  write(at("huge.csv"), "1,2,0\n3,1e39,1\n");
-  write(at("blank.csv"), "1,2,0\n3,,1\n");
-  write(at("frac.csv"), "1,2,0\n3,4,1.5\n");
-  write(at("big.csv"), "1,2,0\n3,4,70000\n");
-  write(at("cut.csv"), "1,2,0\n3,4,1\n5,6,0\n7,");  // a file cut short mid-row
+  dsgd::test::write_file(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
+  dsgd::test::write_file(at("nan.csv"), "1,2,0\n3,nan,1\n");
+  dsgd::test::write_file(at("inf.csv"), "1,2,0\n3,-inf,1\n");
+  dsgd::test::write_file(at("huge.csv"), "1,2,0\n3,1e39,1\n");
+  dsgd::test::write_file(at("blank.csv"), "1,2,0\n3,,1\n");
+  dsgd::test::write_file(at("frac.csv"), "1,2,0\n3,4,1.5\n");
+  dsgd::test::write_file(at("big.csv"), "1,2,0\n3,4,70000\n");
+  dsgd::test::write_file(at("cut.csv"), "1,2,0\n3,4,1\n5,6,0\n7,");  // a file cut short mid-row
   std::string few;
   for (int i = 0; i < 5; ++i)
     few += "1,2,0\n";
-  write(at("few.csv"), few);
+  dsgd::test::write_file(at("few.csv"), few);
   std::string wide;
   for (int i = 0; i < 20; ++i)
     wide += "1,2,3,0\n";
-  write(at("wide.csv"), wide);
-  write(at("narrow.csv"), few);
+  dsgd::test::write_file(at("wide.csv"), wide);
+  dsgd::test::write_file(at("narrow.csv"), few);
 }
 
 // IDX files, and a gzip file cut in half.
 void make_idx_files(const InDir& at) {
   std::string images = idx_header(0x08, {20, 2, 2}) + std::string(80, '\x10');
   std::string labels = idx_header(0x08, {20}) + std::string(20, '\x01');
-  write(at("images.idx"), images);
-  write(at("labels.idx"), labels);
-  write(at("short-header.idx"), idx_header(0x08, {20, 2, 2}).substr(0, 9));
-  write(at("short-data.idx"), images.substr(0, images.size() - 7));
-  write(at("float.idx"), idx_header(0x0D, {20, 2, 2}) + std::string(320, '\0'));
-  write(at("labels19.idx"), idx_header(0x08, {19}) + std::string(19, '\x01'));
-  write(at("empty.idx"), "");
-  write(at("trailing.idx"), images + "xyz");
+  dsgd::test::write_file(at("images.idx"), images);
+  dsgd::test::write_file(at("labels.idx"), labels);
+  dsgd::test::write_file(at("short-header.idx"), idx_header(0x08, {20, 2, 2}).substr(0, 9));
+  dsgd::test::write_file(at("short-data.idx"), images.substr(0, images.size() - 7));
+  dsgd::test::write_file(at("float.idx"), idx_header(0x0D, {20, 2, 2}) + std::string(320, '\0'));
+  dsgd::test::write_file(at("labels19.idx"), idx_header(0x08, {19}) + std::string(19, '\x01'));
+  dsgd::test::write_file(at("empty.idx"), "");
+  dsgd::test::write_file(at("trailing.idx"), images + "xyz");
   // A gzip file cut in half.
   REQUIRE(std::system(("gzip -n -c " + at("images.idx") + " > " + at("full.idx.gz")).c_str()) == 0);
   std::string gz = read_text(at("full.idx.gz"));
-  write(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
+  dsgd::test::write_file(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
 }
 
 // TOML scenarios.
 void make_toml_files(const InDir& at) {
-  write(at("ok.toml"), "nodes = 4\n");
-  write(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
-  write(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
-  write(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
-  write(at("nodes.toml"), "nodes = -1\n");
-  write(at("type.toml"), "[network]\nlatency = 5\n");
-  write(at("loss.toml"), "[network]\nloss = 2\n");
-  write(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
-  write(at("rank.toml"), "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
-  write(at("bool.toml"), "nodes = true\n");
-  write(at("until.toml"),
-        "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
-        "\"1s\"\n");
-  write(at("overlap.toml"),
-        "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
-  write(at("link9.toml"), "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
+  dsgd::test::write_file(at("ok.toml"), "nodes = 4\n");
+  dsgd::test::write_file(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
+  dsgd::test::write_file(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
+  dsgd::test::write_file(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
+  dsgd::test::write_file(at("nodes.toml"), "nodes = -1\n");
+  dsgd::test::write_file(at("type.toml"), "[network]\nlatency = 5\n");
+  dsgd::test::write_file(at("loss.toml"), "[network]\nloss = 2\n");
+  dsgd::test::write_file(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
+  dsgd::test::write_file(at("rank.toml"),
+                         "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
+  dsgd::test::write_file(at("bool.toml"), "nodes = true\n");
+  dsgd::test::write_file(
+      at("until.toml"),
+      "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
+      "\"1s\"\n");
+  dsgd::test::write_file(at("overlap.toml"),
+                         "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
+  dsgd::test::write_file(at("link9.toml"),
+                         "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
 }
 
 // NPZ parameters (for --model mlp:4).
@@ -190,8 +177,8 @@ void make_npz_files(const InDir& at) {
   std::vector<NamedTensor> p = mlp4_params();
   write_npz(at("good.npz"), p);
   const std::string good = read_text(at("good.npz"));
-  write(at("cut.npz"), good.substr(0, good.size() / 2));
-  write(at("empty.npz"), "");
+  dsgd::test::write_file(at("cut.npz"), good.substr(0, good.size() / 2));
+  dsgd::test::write_file(at("empty.npz"), "");
   std::vector<NamedTensor> renamed = p;
   renamed[0].name = "fc1.weight";
   write_npz(at("names.npz"), renamed);
@@ -215,18 +202,21 @@ void make_npz_files(const InDir& at) {
 
 // Chrome traces.
 void make_trace_files(const InDir& at) {
-  write(at("empty.json"), "");
-  write(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
-  write(at("object.json"), "{\"events\": []}");
-  write(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
-  write(at("huge.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
-  write(at("ok.json"), "{\"traceEvents\": []}");
+  dsgd::test::write_file(at("empty.json"), "");
+  dsgd::test::write_file(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
+  dsgd::test::write_file(at("object.json"), "{\"events\": []}");
+  dsgd::test::write_file(at("nodur.json"),
+                         R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
+  dsgd::test::write_file(at("huge.json"),
+                         R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
+  dsgd::test::write_file(at("ok.json"), "{\"traceEvents\": []}");
   // A message from rank 0 to rank 1, in a trace of its own and as a summary of 8 ranks.
   const std::string message =
       R"({"traceEvents":[{"name":"send to 1","cat":"p2p","ph":"X","pid":0,"tid":1,"ts":0,)"
       R"("dur":1,"args":{"dir":"send","src":0,"dst":1,"tag":0,"k":0,"bytes":4}}])";
-  write(at("two.json"), message + "}");
-  write(at("summary.json"), message + R"(,"otherData":{"summary":{"ranks":8,"groups":2}}})");
+  dsgd::test::write_file(at("two.json"), message + "}");
+  dsgd::test::write_file(at("summary.json"),
+                         message + R"(,"otherData":{"summary":{"ranks":8,"groups":2}}})");
 }
 
 // Every bad file the rows name, in `d`.

@@ -11,6 +11,7 @@
 #include "cli_runner.h"
 #include "core/errors.h"
 
+using dsgd::test::count_lines;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
 
@@ -29,10 +30,6 @@ std::vector<std::vector<std::string>> rows_of(const std::string& out) {
     rows.push_back(row);
   }
   return rows;
-}
-
-size_t count_lines(const std::string& s) {
-  return std::count(s.begin(), s.end(), '\n');
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ using namespace dsgd;
 
 namespace {
 
-TrainConfig small_config(const char* model, int64_t steps) {
+TrainConfig bucket_config(const char* model, int64_t steps) {
   TrainConfig config;
   config.model = ModelSpec::parse(model);
   config.steps = steps;
@@ -26,15 +26,15 @@ TrainConfig small_config(const char* model, int64_t steps) {
   return config;
 }
 
-struct Trained {
+struct BucketRun {
   std::vector<NamedTensor> params;
   std::string buckets;
   std::vector<StepMetrics> steps;  // rank 0's
 };
 
-Trained train_on(const sim::ClusterOptions& options, const Dataset& data,
-                 const TrainConfig& config) {
-  Trained out;
+BucketRun train_buckets(const sim::ClusterOptions& options, const Dataset& data,
+                        const TrainConfig& config) {
+  BucketRun out;
   sim::run_cluster(options, [&](Communicator& comm) {
     TrainHooks hooks;
     if (comm.rank() == 0) hooks.on_step = [&](const StepMetrics& m) { out.steps.push_back(m); };
@@ -80,14 +80,14 @@ TEST_CASE("buckets give one all_reduce's parameters: bit for bit where the sum o
   // ring and halving-doubling split the buffer into chunks, whose order of summation
   // follows the chunk, so each float may round differently.
   const Dataset data = load_dataset("synthetic:train=300,test=30");
-  TrainConfig config = small_config("mlp:32,16", 12);
+  TrainConfig config = bucket_config("mlp:32,16", 12);
   for (Algorithm algorithm :
        {Algorithm::naive, Algorithm::tree, Algorithm::ring, Algorithm::halving_doubling}) {
     config.allreduce = algorithm;
     config.bucket_bytes = 0;
-    const Trained one = train_on({.nodes = 3}, data, config);
+    const BucketRun one = train_buckets({.nodes = 3}, data, config);
     config.bucket_bytes = config.first_bucket_bytes = 1;
-    const Trained bucketed = train_on({.nodes = 3}, data, config);
+    const BucketRun bucketed = train_buckets({.nodes = 3}, data, config);
     INFO(to_string(algorithm) << ", " << bucketed.buckets);
     CHECK(bucketed.buckets.starts_with("6 buckets"));
     const double diff = max_rel_diff(bucketed.params, one.params);
@@ -105,18 +105,18 @@ TEST_CASE("a bucket's all_reduce runs while backward computes the layers below i
   // first layer's backward (33.5 MFLOP per rank, 168 ms at 0.2 GFLOP/s) and all-reduces,
   // over 2 MB/s links, in about 131 ms: with buckets that time hides behind the compute.
   const Dataset data = load_dataset("synthetic:train=512,test=64,features=256");
-  TrainConfig config = small_config("mlp:256,256", 5);
+  TrainConfig config = bucket_config("mlp:256,256", 5);
   config.global_batch = 256;
   config.allreduce = Algorithm::ring;
   sim::ClusterOptions options{.nodes = 2};
   options.node.gflops = 0.2;
   options.network.link.bandwidth_Bps = 2e6;
-  const auto period = [](const Trained& t) {  // model seconds per step, steps 2 to 4
+  const auto period = [](const BucketRun& t) {  // model seconds per step, steps 2 to 4
     return (t.steps[3].model_s - t.steps[0].model_s) / 3;
   };
-  const Trained one = train_on(options, data, config);
+  const BucketRun one = train_buckets(options, data, config);
   config.bucket_bytes = config.first_bucket_bytes = 64 * 1024;
-  const Trained bucketed = train_on(options, data, config);
+  const BucketRun bucketed = train_buckets(options, data, config);
   REQUIRE(bucketed.buckets.starts_with("2 buckets"));
   const double rows = 128, macs = 256.0 * 256 + 256.0 * 256 + 256.0 * 10;
   const double compute_s = 6 * macs * rows / 0.2e9;  // forward and backward, per step
@@ -131,7 +131,7 @@ TEST_CASE("a bucket's all_reduce runs while backward computes the layers below i
 TEST_CASE("a peer lost while a bucket is in flight fails the run, naming it",
           "[trainer][buckets][sim]") {
   const Dataset data = load_dataset("synthetic:train=300,test=30");
-  TrainConfig config = small_config("mlp:32,16", 6);
+  TrainConfig config = bucket_config("mlp:32,16", 6);
   config.bucket_bytes = config.first_bucket_bytes = 1;
   sim::ClusterOptions options{.nodes = 3, .timeout = std::chrono::seconds(60)};
   options.node_overrides[1] = options.node;

@@ -18,8 +18,10 @@
 #include "core/train/checkpoint.h"
 #include "core/train/trainer.h"
 #include "sim/cluster.h"
+#include "param_diff.h"
 
 using namespace dsgd;
+using dsgd::same_bits;
 using dsgd::test::dir_listing;
 using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
@@ -30,20 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bitwise equality of two parameter sets (not float ==: -0 vs 0 and NaNs count too).
-bool same_bits(const std::vector<NamedTensor>& a, const std::vector<NamedTensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t t = 0; t < a.size(); ++t) {
-    if (a[t].name != b[t].name || a[t].tensor.shape() != b[t].tensor.shape()) return false;
-    if (std::memcmp(a[t].tensor.data(), b[t].tensor.data(),
-                    sizeof(float) * static_cast<size_t>(a[t].tensor.numel())) != 0)
-      return false;
-  }
-  return true;
-}
-
 // 300 samples in batches of 64: 5 batches an epoch, the last one short, so 23 steps cross
 // four epoch boundaries (each a fresh permutation).
-TrainConfig small_config() {
+TrainConfig checkpoint_config() {
   TrainConfig c;
   c.model = ModelSpec::parse("mlp:16");
   c.global_batch = 64;
@@ -56,9 +47,9 @@ TrainConfig small_config() {
 
 // Trains on `nodes` simulated nodes; checkpoints every `every` steps into dir when given;
 // resumes from `resume` when given. Returns rank 0's final parameters.
-std::vector<NamedTensor> run(int nodes, const Dataset& data, const TrainConfig& config,
-                             const std::string& dir = "", int64_t every = 0,
-                             const TrainState* resume = nullptr) {
+std::vector<NamedTensor> train_and_save(int nodes, const Dataset& data, const TrainConfig& config,
+                                        const std::string& dir = "", int64_t every = 0,
+                                        const TrainState* resume = nullptr) {
   std::vector<NamedTensor> params;
   sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
     TrainHooks hooks;
@@ -71,15 +62,6 @@ std::vector<NamedTensor> run(int nodes, const Dataset& data, const TrainConfig& 
     if (comm.rank() == 0) params = r.params;
   });
   return params;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 int lines(const std::string& s) {
@@ -120,13 +102,13 @@ const std::string kFlags = train_flags();
 TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for bit",
           "[checkpoint]") {
   const Dataset data = load_dataset("synthetic:train=300,test=60");
-  TrainConfig config = small_config();
+  TrainConfig config = checkpoint_config();
   // 1 and 4 nodes, and 4 nodes with DDP's buckets (each tensor its own).
   for (auto [nodes, buckets] : {std::pair{1, 0}, {4, 0}, {4, 1}}) {
     config.bucket_bytes = config.first_bucket_bytes = buckets;
     DYNAMIC_SECTION(nodes << " nodes, bucket cap " << buckets) {
       TempDir dir;
-      const auto full = run(nodes, data, config, dir.path().string(), 5);
+      const auto full = train_and_save(nodes, data, config, dir.path().string(), 5);
       const auto files = list_checkpoints(dir.path().string());
       REQUIRE(files.size() == 4);  // steps 5, 10, 15, 20
       for (const std::string& file : files) {
@@ -136,14 +118,14 @@ TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for b
         CHECK(c.state.momentum.size() == 16 * 32 + 16 + 10 * 16 + 10);
         CHECK(c.state.epoch == (c.state.step - 1) / 5);
         CHECK(c.state.batch_in_epoch == (c.state.step - 1) % 5);
-        const auto resumed = run(nodes, data, config, "", 0, &c.state);
+        const auto resumed = train_and_save(nodes, data, config, "", 0, &c.state);
         CHECK(same_bits(resumed, full));
       }
       // Restarting momentum instead (a fresh optimizer, as a resume that forgot the
       // buffer would) gives other numbers: the comparison above can see a missing buffer.
       Checkpoint c = read_checkpoint(files[1]);
       c.state.momentum.clear();
-      CHECK_FALSE(same_bits(run(nodes, data, config, "", 0, &c.state), full));
+      CHECK_FALSE(same_bits(train_and_save(nodes, data, config, "", 0, &c.state), full));
     }
   }
 }
@@ -151,9 +133,9 @@ TEST_CASE("a resumed run ends with the uninterrupted run's parameters, bit for b
 TEST_CASE("a resumed run counts the steps it made itself (the summary's per-step times)",
           "[checkpoint]") {
   const Dataset data = load_dataset("synthetic:train=300,test=60");
-  const TrainConfig config = small_config();
+  const TrainConfig config = checkpoint_config();
   TempDir dir;
-  run(1, data, config, dir.path().string(), 5);
+  train_and_save(1, data, config, dir.path().string(), 5);
   const Checkpoint c = read_checkpoint(list_checkpoints(dir.path().string())[1]);
   REQUIRE(c.state.step == 10);
   TrainResult r;
@@ -180,17 +162,17 @@ TEST_CASE("dsgd train --resume continues a stopped run bit for bit", "[checkpoin
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       CHECK_THAT(r.out, Catch::Contains("resumed from") && Catch::Contains("(step 20)"));
-      CHECK(slurp(dir / "resumed.npz") == slurp(dir / "full.npz"));
+      CHECK(dsgd::test::read_text(dir / "resumed.npz") == dsgd::test::read_text(dir / "full.npz"));
       // --resume FILE: the older checkpoint, given explicitly.
       r = run_dsgd(flags + "--steps 30 --save " + (dir / "from10.npz") + " --resume " +
                    (dir / "ckpt/ckpt-0000000010.npz"));
       REQUIRE(r.exit_code == 0);
-      CHECK(slurp(dir / "from10.npz") == slurp(dir / "full.npz"));
+      CHECK(dsgd::test::read_text(dir / "from10.npz") == dsgd::test::read_text(dir / "full.npz"));
       // A checkpoint at the last step: nothing left to train, the same parameters out.
       r = run_dsgd(flags + "--steps 20 --resume --save " + (dir / "at20.npz") + ckpt);
       REQUIRE(r.exit_code == 0);
       REQUIRE(run_dsgd(flags + "--steps 20 --save " + (dir / "full20.npz")).exit_code == 0);
-      CHECK(slurp(dir / "at20.npz") == slurp(dir / "full20.npz"));
+      CHECK(dsgd::test::read_text(dir / "at20.npz") == dsgd::test::read_text(dir / "full20.npz"));
     }
   }
 }
@@ -262,25 +244,25 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   const std::string older = dir / "ckpt/ckpt-0000000005.npz";
   REQUIRE(run_dsgd(kFlags + "--nodes 2 --steps 10 --checkpoint-every 5" + ckpt).exit_code == 0);
   REQUIRE(run_dsgd(kFlags + "--nodes 2 --steps 15 --save " + (dir / "full.npz")).exit_code == 0);
-  const std::string intact = slurp(newest);
+  const std::string intact = dsgd::test::read_text(newest);
 
   SECTION("truncated") {
-    spit(newest, intact.substr(0, intact.size() / 2));
+    dsgd::test::write_file(newest, intact.substr(0, intact.size() / 2));
   }
   SECTION("empty") {
-    spit(newest, "");
+    dsgd::test::write_file(newest, "");
   }
   SECTION("a flipped bit in a tensor") {
     std::string bad = intact;
     bad[bad.size() / 3] ^= 0x10;
-    spit(newest, bad);
+    dsgd::test::write_file(newest, bad);
   }
   SECTION("a changed step in checkpoint.json (the zip's CRC now stale)") {
     std::string bad = intact;
     const size_t at = bad.find("\"step\": 10");
     REQUIRE(at != std::string::npos);
     bad[at + 9] = '5';  // "step": 15
-    spit(newest, bad);
+    dsgd::test::write_file(newest, bad);
   }
   SECTION("a changed step in checkpoint.json, the archive written anew") {
     NpzArchive a = read_npz_archive(newest);
@@ -300,7 +282,7 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.err, Catch::Contains("warning") && Catch::Contains("ckpt-0000000010.npz"));
   CHECK_THAT(r.out, Catch::Contains("ckpt-0000000005.npz (step 5)"));
-  CHECK(slurp(dir / "r.npz") == slurp(dir / "full.npz"));
+  CHECK(dsgd::test::read_text(dir / "r.npz") == dsgd::test::read_text(dir / "full.npz"));
   // Given explicitly: one line, exit 2, nothing written.
   fs::remove(dir / "r.npz");
   const std::string before = dir.listing();
@@ -310,7 +292,7 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   CHECK(lines(r.err) == 1);
   CHECK(dir.listing() == before);
   // Every checkpoint damaged: exit 2.
-  spit(older, "");
+  dsgd::test::write_file(older, "");
   r = run_dsgd(kFlags + "--nodes 2 --steps 15 --resume" + ckpt);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("all 2 checkpoints are damaged"));
@@ -332,7 +314,7 @@ TEST_CASE("a fresh run refuses a directory that holds checkpoints, and clears st
                         Catch::Contains("ckpt-0000000020.npz") && Catch::Contains("--resume"));
   CHECK(dir.listing() == before);
   // What a killed writer leaves is removed by the next run that writes there.
-  spit(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d", "half a checkpoint");
+  dsgd::test::write_file(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d", "half a checkpoint");
   r = run_dsgd(kFlags + "--steps 30 --resume --checkpoint-every 5" + ckpt);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -415,7 +397,7 @@ TEST_CASE("a node killed at a random step: exit 3 naming it, the last checkpoint
     // Resumed without the crash (in this process: 20 more starts of the binary would only
     // add start-up time; the binary's --resume is tested above).
     check_same_config(last.config, checkpoint_config(config, data, kNodes), files.back());
-    CHECK(same_bits(run(kNodes, data, config, "", 0, &last.state), full));
+    CHECK(same_bits(train_and_save(kNodes, data, config, "", 0, &last.state), full));
     fs::remove_all(ckpt);
   }
 }

@@ -14,10 +14,6 @@ using dsgd::test::TempDir;
 
 namespace {
 
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
 // Asserts a clean usage failure: exit 2, one line on stderr containing `needle`, and the
 // directory left as it was.
 void expect_usage_error(const std::string& args, const std::string& needle, const TempDir& dir) {
@@ -93,11 +89,11 @@ TEST_CASE("same --init in, same names and shapes out, 3 nodes equal 1 node", "[c
 TEST_CASE("bad input: exit code 2, a one-line error, nothing half-written", "[cli][bad-input]") {
   TempDir dir;
   const std::string out = " --save " + (dir / "out.npz") + " --metrics " + (dir / "m.jsonl");
-  write(dir / "ragged.csv", "1,2,3,0\n4,5,6,1\n7,8,1\n");
-  write(dir / "word.csv", "1,2,0\n3,abc,1\n");
-  write(dir / "label.csv", "1,2,0\n3,4,-1\n");
-  write(dir / "bad.idx", "this is not an idx file at all");
-  write(dir / "bad.npz", "PK not really");
+  dsgd::test::write_file(dir / "ragged.csv", "1,2,3,0\n4,5,6,1\n7,8,1\n");
+  dsgd::test::write_file(dir / "word.csv", "1,2,0\n3,abc,1\n");
+  dsgd::test::write_file(dir / "label.csv", "1,2,0\n3,4,-1\n");
+  dsgd::test::write_file(dir / "bad.idx", "this is not an idx file at all");
+  dsgd::test::write_file(dir / "bad.npz", "PK not really");
   const auto before = dir.listing();
   expect_usage_error("train -q --data csv:" + (dir / "missing.csv") + out, "missing.csv", dir);
   expect_usage_error("train -q --data csv:" + (dir / "ragged.csv") + out, "ragged.csv:3", dir);

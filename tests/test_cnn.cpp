@@ -20,7 +20,7 @@ using namespace dsgd;
 
 namespace {
 
-const std::vector<NamedTensor>& fixture() {
+const std::vector<NamedTensor>& cnn_fixture() {
   static const std::vector<NamedTensor> entries =
       read_npz(std::string(DSGD_SOURCE_DIR) + "/tests/data/torch/lenet.npz");
   return entries;
@@ -28,13 +28,13 @@ const std::vector<NamedTensor>& fixture() {
 
 const Tensor& entry(int side, const std::string& what) {
   const std::string name = "side" + std::to_string(side) + "/" + what;
-  for (const NamedTensor& t : fixture())
+  for (const NamedTensor& t : cnn_fixture())
     if (t.name == name) return t.tensor;
   FAIL("lenet.npz has no " << name);
   throw std::logic_error("unreachable");
 }
 
-// The fixture's tensors `prefix`.NAME renamed NAME, in the model's parameter order.
+// The cnn_fixture's tensors `prefix`.NAME renamed NAME, in the model's parameter order.
 std::vector<NamedTensor> named(int side, const std::string& prefix, const Model& model) {
   std::vector<NamedTensor> out;
   for (const ParamInfo& p : model.params())
@@ -42,7 +42,7 @@ std::vector<NamedTensor> named(int side, const std::string& prefix, const Model&
   return out;
 }
 
-// One training step's forward, mean cross-entropy and backward on the fixture's batch.
+// One training step's forward, mean cross-entropy and backward on the cnn_fixture's batch.
 struct Step {
   std::vector<float> logits;
   double loss = 0;

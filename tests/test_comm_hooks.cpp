@@ -1,4 +1,4 @@
-// DDP communication hooks (--compress) and post-local SGD against PyTorch: the fixture
+// DDP communication hooks (--compress) and post-local SGD against PyTorch: the hooks_fixture
 // comm_hooks.json holds what torch 1.13's DistributedDataParallel on 2 gloo processes made
 // of the same model, data and batches (tests/data/torch/make_comm_hooks.py), so these tests
 // need no torch. Beside it, what holds without a reference: the 16-bit wire's rounding, the
@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-const json& fixture() {
+const json& hooks_fixture() {
   static const json j = [] {
     std::ifstream in(std::string(DSGD_SOURCE_DIR) + "/tests/data/torch/comm_hooks.json");
     REQUIRE(in);
@@ -35,14 +35,14 @@ const json& fixture() {
 }
 
 const json& fixture_case(const std::string& name) {
-  for (const json& c : fixture()["cases"])
+  for (const json& c : hooks_fixture()["cases"])
     if (c["name"] == name) return c;
   FAIL("no case " << name << " in comm_hooks.json");
   throw;
 }
 
 Dataset fixture_data() {
-  const json& f = fixture();
+  const json& f = hooks_fixture();
   const std::vector<int64_t> sizes = f["sizes"];
   Dataset d{.name = "torch fixture", .features = sizes.front(), .classes = sizes.back()};
   const std::vector<float> x = f["x"];
@@ -53,9 +53,9 @@ Dataset fixture_data() {
   return d;
 }
 
-// The fixture's parameters in dsgd's order (layers.{i}.weight, layers.{i}.bias).
+// The hooks_fixture's parameters in dsgd's order (layers.{i}.weight, layers.{i}.bias).
 std::vector<NamedTensor> params_of(const json& named) {
-  const std::vector<int64_t> sizes = fixture()["sizes"];
+  const std::vector<int64_t> sizes = hooks_fixture()["sizes"];
   std::vector<NamedTensor> out;
   for (size_t i = 0; i + 1 < sizes.size(); ++i) {
     const std::string layer = "layers." + std::to_string(i);
@@ -68,7 +68,7 @@ std::vector<NamedTensor> params_of(const json& named) {
 }
 
 TrainConfig fixture_config(const json& c) {
-  const json& f = fixture();
+  const json& f = hooks_fixture();
   TrainConfig config;
   const std::vector<int64_t> sizes = f["sizes"];
   config.model = ModelSpec::parse("mlp:" + std::to_string(sizes[1]));
@@ -90,14 +90,14 @@ TrainConfig fixture_config(const json& c) {
     config.local_period = o["local_period"];
     config.local_start = o["local_start"];
   }
-  // torch.randn's first Q of each compressed tensor, which the fixture keys by its width.
+  // torch.randn's first Q of each compressed tensor, which the hooks_fixture keys by its width.
   const json drawn = c["initial_q"];
   // On the nodes' threads: no Catch assertion here (Catch is not thread-safe), an exception
   // fails the run instead.
   config.powersgd_initial_q = [drawn](const HookBucket&, const HookTensor& t, std::span<float> q) {
     const std::vector<float> values = drawn.at(std::to_string(t.cols));
     if (values.size() != q.size())
-      throw std::logic_error("the fixture's Q for width " + std::to_string(t.cols) + " has " +
+      throw std::logic_error("the hooks_fixture's Q for width " + std::to_string(t.cols) + " has " +
                              std::to_string(values.size()) + " values, not " +
                              std::to_string(q.size()));
     std::copy(values.begin(), values.end(), q.begin());
@@ -105,7 +105,7 @@ TrainConfig fixture_config(const json& c) {
   return config;
 }
 
-// Each rank's final parameters after the fixture's run of `name` on 2 simulated nodes.
+// Each rank's final parameters after the hooks_fixture's run of `name` on 2 simulated nodes.
 std::vector<std::vector<NamedTensor>> train_like_torch(const std::string& name,
                                                        TrainConfig* changed = nullptr) {
   const json& c = fixture_case(name);
@@ -129,7 +129,7 @@ double worst_vs_torch(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the trainer matches PyTorch's DDP on the hooks' fixture without a hook",
+TEST_CASE("the trainer matches PyTorch's DDP on the hooks' hooks_fixture without a hook",
           "[comm_hooks][torch]") {
   CHECK(worst_vs_torch("none") < 1e-6);
 }

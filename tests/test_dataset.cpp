@@ -14,58 +14,29 @@
 
 #include "core/data/dataset.h"
 #include "core/errors.h"
+#include "temp_dir.h"
+#include "param_diff.h"
+#include "error_text.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 using dsgd::DataError;
 using dsgd::Dataset;
+using dsgd::same_bits;
 using dsgd::Task;
 using dsgd::UsageError;
+using dsgd::test::error_text;
+using dsgd::test::TempDir;
 
 namespace {
 
 constexpr const char* kFashionDir = "/usr/share/datasets/fashion-mnist";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("dsgd-test-dataset-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name, std::ios::binary) << text;
-    return *this / name;
-  }
-};
-
-template <typename E, typename F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
 
 std::string data_error(const std::string& spec, Task task = Task::classification) {
   return error_text<DataError>([&] { dsgd::load_dataset(spec, {.task = task}); });
 }
 std::string usage_error(const std::string& spec, Task task = Task::classification) {
   return error_text<UsageError>([&] { dsgd::load_dataset(spec, {.task = task}); });
-}
-
-bool same_bits(const dsgd::Tensor& a, const dsgd::Tensor& b) {
-  return a.shape() == b.shape() &&
-         (a.numel() == 0 ||
-          std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.numel())) == 0);
 }
 
 // An IDX file: magic 0x0000TTNN, big-endian u32 dims, then the bytes; gzip-compressed when
@@ -462,14 +433,14 @@ TEST_CASE("fashion-mnist says how to install it when missing", "[dataset][fashio
                  Contains("fashion-mnist:DIR"));
   for (const char* name :
        {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz"})
-    fs::create_symlink(fs::path(kFashionDir) / name, dir.path / name);
-  CHECK_THAT(data_error("fashion-mnist:" + dir.path.string()),
+    fs::create_symlink(fs::path(kFashionDir) / name, dir.path() / name);
+  CHECK_THAT(data_error("fashion-mnist:" + dir.path().string()),
              Contains(dir / "t10k-labels-idx1-ubyte.gz") &&
                  Contains("apt-get install dataset-fashion-mnist"));
   // Labels that cannot be Fashion-MNIST's are refused.
   IdxPair p = idx_data(10000, 12);
   write_idx(dir / "t10k-labels-idx1-ubyte", 0x08, {10000}, p.labels);
-  CHECK_THAT(data_error("fashion-mnist:" + dir.path.string()),
+  CHECK_THAT(data_error("fashion-mnist:" + dir.path().string()),
              Contains(dir / "t10k-labels-idx1-ubyte" + ": label 10 at index 10 is out of range"));
 }
 

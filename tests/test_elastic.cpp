@@ -19,7 +19,7 @@ using namespace dsgd;
 
 namespace {
 
-TrainConfig small_config() {
+TrainConfig elastic_config() {
   TrainConfig c;
   c.model = ModelSpec::parse("mlp:16");
   c.steps = 30;
@@ -95,7 +95,7 @@ Elastic elastic_run(const sim::ClusterOptions& options, sim::ElasticPolicy polic
 TEST_CASE("in-process elastic after a crash equals a fresh run of the survivors from their state",
           "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   const Elastic e =
       elastic_run(crashing(4, {{1, 20}}), sim::ElasticPolicy::in_process, data, config);
   REQUIRE(e.changes.size() == 1);
@@ -117,7 +117,7 @@ TEST_CASE("in-process elastic after a crash equals a fresh run of the survivors 
 TEST_CASE("in-process elastic goes on when rank 0 dies: the lowest survivor is the new rank 0",
           "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   const Elastic e =
       elastic_run(crashing(3, {{0, 10}}), sim::ElasticPolicy::in_process, data, config);
   REQUIRE(e.changes.size() == 1);
@@ -132,7 +132,7 @@ TEST_CASE("in-process elastic goes on when rank 0 dies: the lowest survivor is t
 TEST_CASE("restart elastic goes on from the newest checkpoint and loses the steps since",
           "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   const Elastic e =
       elastic_run(crashing(4, {{1, 20}, {2, 27}}), sim::ElasticPolicy::restart, data, config, 8);
   REQUIRE(e.changes.size() == 2);
@@ -153,7 +153,7 @@ TEST_CASE("restart elastic goes on from the newest checkpoint and loses the step
 
 TEST_CASE("restart elastic without a checkpoint yet starts the survivors afresh", "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   const Elastic e =
       elastic_run(crashing(3, {{2, 5}}), sim::ElasticPolicy::restart, data, config, 8);
   REQUIRE(e.changes.size() == 1);
@@ -164,7 +164,7 @@ TEST_CASE("restart elastic without a checkpoint yet starts the survivors afresh"
 TEST_CASE("elastic runs stop at --max-restarts and when every node is lost, naming the rank",
           "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   try {
     elastic_run(crashing(4, {{1, 10}, {2, 20}}), sim::ElasticPolicy::in_process, data, config, 0,
                 1);
@@ -184,7 +184,7 @@ TEST_CASE("elastic runs stop at --max-restarts and when every node is lost, nami
 
 TEST_CASE("a run without a crash is one round, and its errors pass through", "[elastic]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig config = small_config();
+  const TrainConfig config = elastic_config();
   const Elastic e = elastic_run({.nodes = 3}, sim::ElasticPolicy::in_process, data, config);
   CHECK(e.changes.empty());
   CHECK(max_rel_diff(e.params, plain_run(3, data, config, 0).params) == 0.0);

@@ -22,6 +22,7 @@
 
 using namespace dsgd;
 using dsgd::test::CliResult;
+using dsgd::test::count_lines;
 using dsgd::test::run_program;
 
 namespace {
@@ -29,10 +30,6 @@ namespace {
 // `dsgd args` under a soft and hard open-file limit of `limit`.
 CliResult run_dsgd_limited(int limit, const std::string& args) {
   return run_program(fmt::format("ulimit -n {}; exec {}", limit, DSGD_BINARY), args);
-}
-
-size_t count_lines(const std::string& s) {
-  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
 constexpr const char* kSmallRun =

@@ -63,7 +63,7 @@ class Frames {
 };
 
 // `count` messages around a ring of 4, one every millisecond.
-Snapshot log_of(int count) {
+Snapshot log_snapshot(int count) {
   Snapshot s;
   s.world = 4;
   for (int i = 0; i < count; ++i)
@@ -102,7 +102,7 @@ ImVec2 second_item(const char* first, float gap) {
 
 TEST_CASE("the message log follows the newest message and lays out only rows in sight", "[gui]") {
   Frames frames;
-  Snapshot s = log_of(5000);
+  Snapshot s = log_snapshot(5000);
   Commands commands;
   MessageLogState state;
   const auto draw = [&] { draw_messages(s, commands, state); };
@@ -117,7 +117,7 @@ TEST_CASE("the message log follows the newest message and lays out only rows in 
   CHECK(newest >= 4995);
   CHECK(newest < 5000);
   // More messages arrive: the log follows them.
-  s = log_of(6000);
+  s = log_snapshot(6000);
   for (int f = 0; f < 3; ++f)
     frames.frame(draw);
   frames.click(draw, {kPad + 20, kDisplay.y - kPad - line_h()});
@@ -126,7 +126,7 @@ TEST_CASE("the message log follows the newest message and lays out only rows in 
 
 TEST_CASE("a message selected elsewhere is scrolled into the log's sight, once", "[gui]") {
   Frames frames;
-  Snapshot s = log_of(5000);
+  Snapshot s = log_snapshot(5000);
   Commands commands;
   MessageLogState state;
   const auto draw = [&] { draw_messages(s, commands, state); };
@@ -144,7 +144,7 @@ TEST_CASE("a message selected elsewhere is scrolled into the log's sight, once",
 
 TEST_CASE("the bottom tabs ask for the tab clicked", "[gui]") {
   Frames frames;
-  Snapshot s = log_of(10);
+  Snapshot s = log_snapshot(10);
   Commands commands;
   ViewState state;
   const auto draw = [&] { draw_bottom_tabs(s, commands, state); };
@@ -201,7 +201,7 @@ TEST_CASE("the message log and where the time goes are the timeline window's tab
 TEST_CASE("the timeline's note on dense messages is the legend's last entry, above the rows",
           "[gui]") {
   Frames frames;
-  Snapshot s = log_of(600);
+  Snapshot s = log_snapshot(600);
   s.now_s = 1;
   const std::string note = "600 messages: their ends only (zoom in, or hover one, for lines)";
   ImVec2 last_min, last_max;

@@ -12,7 +12,7 @@ using namespace dsgd;
 
 namespace {
 
-TrainConfig small_config() {
+TrainConfig local_sgd_config() {
   TrainConfig config;
   config.model = ModelSpec::parse("mlp:32,16");
   config.steps = 14;
@@ -23,13 +23,13 @@ TrainConfig small_config() {
   return config;
 }
 
-struct Trained {
+struct LocalRun {
   std::vector<std::vector<NamedTensor>> params;  // by rank
   std::vector<StepMetrics> steps;                // rank 0's
 };
 
-Trained train_on(int nodes, const Dataset& data, const TrainConfig& config) {
-  Trained out;
+LocalRun train_local(int nodes, const Dataset& data, const TrainConfig& config) {
+  LocalRun out;
   out.params.resize(nodes);
   sim::run_cluster({.nodes = nodes}, [&](Communicator& comm) {
     TrainHooks hooks;
@@ -42,7 +42,7 @@ Trained train_on(int nodes, const Dataset& data, const TrainConfig& config) {
 }  // namespace
 
 TEST_CASE("local SGD steps and averages at PyTorch's iterations", "[trainer][local_sgd]") {
-  TrainConfig config = small_config();
+  TrainConfig config = local_sgd_config();
   config.local_period = 4;
   config.local_start = 3;
   std::vector<int64_t> local, averaged;
@@ -63,10 +63,10 @@ TEST_CASE("local SGD that averages after every step is synchronous SGD, to round
   // with mean(m_r) following mean(g_r), which is synchronous SGD's update when the slices
   // are equal (60 rows on 3 ranks). Only the order of the sums differs.
   const Dataset data = load_dataset("synthetic:train=300,test=30");
-  TrainConfig config = small_config();
-  const Trained sync = train_on(3, data, config);
+  TrainConfig config = local_sgd_config();
+  const LocalRun sync = train_local(3, data, config);
   config.local_period = 1;
-  const Trained local = train_on(3, data, config);
+  const LocalRun local = train_local(3, data, config);
   for (int r = 0; r < 3; ++r) {
     INFO("rank " << r);
     CHECK(max_rel_diff(local.params[r], sync.params[0]) < 1e-5);
@@ -77,11 +77,11 @@ TEST_CASE("local SGD that averages after every step is synchronous SGD, to round
 TEST_CASE("before local SGD starts, the run is synchronous SGD bit for bit",
           "[trainer][local_sgd][sim]") {
   const Dataset data = load_dataset("synthetic:train=300,test=30");
-  TrainConfig config = small_config();
-  const Trained sync = train_on(3, data, config);
+  TrainConfig config = local_sgd_config();
+  const LocalRun sync = train_local(3, data, config);
   config.local_period = 2;
   config.local_start = 14;  // after the last step
-  const Trained late = train_on(3, data, config);
+  const LocalRun late = train_local(3, data, config);
   CHECK(max_rel_diff(late.params[0], sync.params[0]) == 0.0);
   CHECK(late.steps.back().loss == sync.steps.back().loss);
 }
@@ -89,10 +89,10 @@ TEST_CASE("before local SGD starts, the run is synchronous SGD bit for bit",
 TEST_CASE("between averages each rank keeps its own model and sends nothing",
           "[trainer][local_sgd][sim]") {
   const Dataset data = load_dataset("synthetic:train=300,test=30");
-  TrainConfig config = small_config();
+  TrainConfig config = local_sgd_config();
   config.local_period = 5;
   config.local_start = 2;  // averages after steps 2, 7, 12 (from 0); 13 is local
-  const Trained run = train_on(3, data, config);
+  const LocalRun run = train_local(3, data, config);
   REQUIRE(run.steps.size() == 14);
   for (int64_t step = 0; step < 13; ++step) {  // the last step also evaluates
     INFO("step " << step);
@@ -103,7 +103,7 @@ TEST_CASE("between averages each rank keeps its own model and sends nothing",
   }
   CHECK(max_rel_diff(run.params[1], run.params[0]) > 0.0);  // step 13 did not average
   config.steps = 13;                                        // ends with the average of step 12
-  const Trained averaged = train_on(3, data, config);
+  const LocalRun averaged = train_local(3, data, config);
   CHECK(max_rel_diff(averaged.params[1], averaged.params[0]) == 0.0);
   CHECK(max_rel_diff(averaged.params[2], averaged.params[0]) == 0.0);
 }

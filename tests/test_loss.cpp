@@ -10,23 +10,17 @@
 
 #include "core/errors.h"
 #include "core/nn/loss.h"
+#include "random_values.h"
 
 using namespace dsgd;
+using dsgd::test::random_vector;
 
 namespace {
 
-std::vector<float> random_vector(size_t count, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::vector<float> v(count);
-  for (float& x : v)
-    x = -2.0f + 4.0f * static_cast<float>(gen() % 100000) / 100000.0f;
-  return v;
-}
-
 // Central differences of a loss (float inputs, double result) with respect to every input.
-std::vector<double> numeric_gradient(std::vector<float> in,
-                                     const std::function<double(const std::vector<float>&)>& f,
-                                     float eps) {
+std::vector<double> loss_numeric_gradient(std::vector<float> in,
+                                          const std::function<double(const std::vector<float>&)>& f,
+                                          float eps) {
   std::vector<double> g(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     const float saved = in[i];
@@ -126,14 +120,14 @@ TEST_CASE("cross-entropy without a gradient buffer only evaluates", "[loss][ce]"
 
 TEST_CASE("cross-entropy gradient matches finite differences", "[loss][ce]") {
   const int64_t n = 5, c = 7;
-  const auto logits = random_vector(n * c, 1);
+  const auto logits = random_vector(n * c, 1, -2.0f, 2.0f);
   const std::vector<int32_t> labels{0, 6, 3, 3, 1};
   std::vector<float> d(n * c);
   softmax_cross_entropy(logits.data(), labels.data(), n, c, 1.0f, d.data());
   auto f = [&](const std::vector<float>& l) {
     return softmax_cross_entropy(l.data(), labels.data(), n, c, 1.0f, nullptr).loss;
   };
-  auto numeric = numeric_gradient(logits, f, 1e-2f);
+  auto numeric = loss_numeric_gradient(logits, f, 1e-2f);
   auto [rel, bad] = grad_error(numeric, d);
   CHECK(rel < 1e-3);
   CHECK(bad == 0);
@@ -183,14 +177,14 @@ TEST_CASE("mse matches F.mse_loss and counts no accuracy for one output", "[loss
 
 TEST_CASE("mse gradient matches finite differences", "[loss][mse]") {
   const int64_t n = 4, k = 3;
-  const auto pred = random_vector(n * k, 2);
-  const auto target = random_vector(n * k, 3);
+  const auto pred = random_vector(n * k, 2, -2.0f, 2.0f);
+  const auto target = random_vector(n * k, 3, -2.0f, 2.0f);
   std::vector<float> d(n * k);
   mse(pred.data(), target.data(), n, k, 1.0f, d.data());
   auto f = [&](const std::vector<float>& p) {
     return mse(p.data(), target.data(), n, k, 1.0f, nullptr).loss;
   };
-  auto numeric = numeric_gradient(pred, f, 1e-2f);
+  auto numeric = loss_numeric_gradient(pred, f, 1e-2f);
   auto [rel, bad] = grad_error(numeric, d);
   CHECK(rel < 1e-4);
   CHECK(bad == 0);
@@ -204,7 +198,7 @@ TEST_CASE("mse gradient matches finite differences", "[loss][mse]") {
 
 TEST_CASE("slices with grad_scale 1/B sum to the full-batch mean", "[loss]") {
   const int64_t b = 7, c = 4;
-  const auto logits = random_vector(b * c, 9);
+  const auto logits = random_vector(b * c, 9, -2.0f, 2.0f);
   const std::vector<int32_t> labels{0, 1, 2, 3, 3, 2, 1};
   std::vector<float> full(b * c), parts(b * c);
   LossSum whole = softmax_cross_entropy(logits.data(), labels.data(), b, c, 1.0f / b, full.data());

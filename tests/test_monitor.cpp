@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "core/io/monitor_wire.h"
+#include "raw_socket.h"
 #include "sim/monitor_sink.h"
 #include "wait_until.h"
 
@@ -41,12 +42,6 @@ struct Listener {
     return ::poll(&p, 1, 10000) == 1 ? ::accept(fd, nullptr, nullptr) : -1;
   }
 };
-
-// A port on 127.0.0.1 that nothing listens on (it was free a moment ago).
-uint16_t free_port() {
-  const Listener probe;
-  return probe.port;
-}
 
 // A listener on `port` (SO_REUSEADDR, as an observer started late would bind it).
 int listen_at(uint16_t port) {
@@ -126,7 +121,7 @@ TEST_CASE("monitor lines read back as the hello, events and gaps written", "[mon
 TEST_CASE("a monitor with no observer, or one that never reads, never holds up the run",
           "[monitor]") {
   SECTION("nobody listens") {
-    sim::MonitorSink sink("127.0.0.1:" + std::to_string(free_port()), {}, 100);
+    sim::MonitorSink sink("127.0.0.1:" + std::to_string(test::free_port()), {}, 100);
     for (uint64_t i = 0; i < 10000; ++i)
       sink.on_event(message(0, i));
     CHECK(sink.dropped() == 10000 - 100);
@@ -147,7 +142,7 @@ TEST_CASE("a monitor with no observer, or one that never reads, never holds up t
 }
 
 TEST_CASE("an observer that comes late gets the hello, a gap, then the events", "[monitor]") {
-  const uint16_t port = free_port();  // nobody listens there yet
+  const uint16_t port = test::free_port();  // nobody listens there yet
   sim::MonitorSink sink("127.0.0.1:" + std::to_string(port), {.name = "bob", .world = 2}, 10);
   for (uint64_t i = 0; i < 25; ++i)
     sink.on_event(message(0, i));

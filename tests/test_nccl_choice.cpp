@@ -26,7 +26,11 @@
 using namespace dsgd;
 
 #ifdef DSGD_HAVE_CUDA
-using namespace dsgd::cuda;
+using dsgd::cuda::decide_nccl;
+using dsgd::cuda::gather_nccl_peers;
+using dsgd::cuda::nccl_request;
+using dsgd::cuda::NcclPeer;
+using dsgd::cuda::NcclRequest;
 
 namespace {
 

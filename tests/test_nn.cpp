@@ -14,18 +14,12 @@
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
 #include "core/nn/sgd.h"
+#include "random_values.h"
 
 using namespace dsgd;
+using dsgd::test::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(size_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::vector<float> v(count);
-  for (float& x : v)
-    x = lo + (hi - lo) * static_cast<float>(gen() % 100000) / 100000.0f;
-  return v;
-}
 
 // Reference C = op(A) op(B) in double, A and B row-major with row strides lda, ldb.
 std::vector<double> naive_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,

@@ -34,6 +34,7 @@
 #include "sim/rendezvous.h"
 
 using namespace dsgd;
+using dsgd::test::garbage;
 using namespace std::chrono_literals;
 using dsgd::test::closed_by_peer;
 using dsgd::test::raw_connect;
@@ -47,12 +48,6 @@ namespace {
 std::vector<uint8_t> hello_bytes(const std::string& token,
                                  uint16_t version = sim::kProtocolVersion) {
   return sim::encode_hello({.version = version, .world = 3, .rank = 1, .token = token});
-}
-
-std::vector<uint8_t> garbage() {
-  std::string text = "GET / HTTP/1.1\r\nHost: dsgd\r\n\r\n";
-  text.resize(64, '#');
-  return {text.begin(), text.end()};
 }
 
 }  // namespace

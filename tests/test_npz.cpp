@@ -16,79 +16,24 @@
 
 #include "core/errors.h"
 #include "core/io/npz.h"
+#include "temp_dir.h"
+#include "zip_file.h"
+#include "param_diff.h"
+#include "error_text.h"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 using dsgd::NamedTensor;
+using dsgd::same_bits;
 using dsgd::Tensor;
+using dsgd::test::error_text;
+using dsgd::test::make_zip;
+using dsgd::test::TempDir;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("dsgd-test-npz-" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::set<std::string> listing(const fs::path& dir) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir))
-    names.insert(e.path().filename().string());
-  return names;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void spill(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string fixture(const std::string& name) {
+std::string npz_fixture(const std::string& name) {
   return std::string(DSGD_SOURCE_DIR) + "/tests/data/npz/" + name + ".npz.fixture";
-}
-
-template <typename E, typename F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() &&
-         (a.numel() == 0 ||
-          std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.numel())) == 0);
-}
-
-// A zip with the given raw entries, for inputs np.savez would never write.
-void make_zip(const std::string& path,
-              const std::vector<std::pair<std::string, std::string>>& entries) {
-  int err = 0;
-  zip_t* za = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  REQUIRE(za != nullptr);
-  for (const auto& [name, bytes] : entries) {
-    zip_source_t* src = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
-    REQUIRE(src != nullptr);
-    REQUIRE(zip_file_add(za, name.c_str(), src, 0) >= 0);
-  }
-  REQUIRE(zip_close(za) == 0);
 }
 
 std::string zip_entry(const std::string& path, const std::string& name, int* method = nullptr) {
@@ -136,11 +81,11 @@ TEST_CASE("npz round trip keeps names, order, shapes and bits", "[npz]") {
     CHECK(out[i].name == in[i].name);
     CHECK(same_bits(out[i].tensor, in[i].tensor));
   }
-  CHECK(listing(dir.path) == std::set<std::string>{"params.npz"});
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"params.npz"});
 
   // Same tensors, same bytes: saved files can be compared with cmp or hashed.
   dsgd::write_npz(dir / "again.npz", in);
-  CHECK(slurp(path) == slurp(dir / "again.npz"));
+  CHECK(dsgd::test::read_text(path) == dsgd::test::read_text(dir / "again.npz"));
 
   // Overwriting an existing file replaces it.
   dsgd::write_npz(path, {{"only", Tensor({2}, {1, 2})}});
@@ -176,7 +121,7 @@ TEST_CASE("npz entries are stored NPY 1.0 arrays with 64-byte aligned headers", 
 TEST_CASE("npz files written by numpy load", "[npz]") {
   for (std::string name : {"numpy_savez", "numpy_savez_compressed"}) {
     INFO(name);
-    std::vector<NamedTensor> t = dsgd::read_npz(fixture(name));
+    std::vector<NamedTensor> t = dsgd::read_npz(npz_fixture(name));
     REQUIRE(t.size() == 4);
     CHECK(t[0].name == "layers.0.weight");
     CHECK(t[1].name == "layers.0.bias");
@@ -201,16 +146,16 @@ TEST_CASE("npz files written by numpy load", "[npz]") {
 }
 
 TEST_CASE("npz arrays of the wrong kind are refused with the entry named", "[npz]") {
-  std::string path = fixture("bad_int64");
+  std::string path = npz_fixture("bad_int64");
   std::string msg = error_text<dsgd::DataError>([&] { dsgd::read_npz(path); });
   CHECK_THAT(
       msg, Contains(path + ": entry 'layers.0.weight' has dtype '<i8'") && Contains("np.float32"));
 
-  path = fixture("bad_fortran");
+  path = npz_fixture("bad_fortran");
   msg = error_text<dsgd::DataError>([&] { dsgd::read_npz(path); });
   CHECK_THAT(msg, Contains(path + ": entry 'layers.0.weight'") && Contains("Fortran order"));
 
-  path = fixture("bad_bigendian");
+  path = npz_fixture("bad_bigendian");
   msg = error_text<dsgd::DataError>([&] { dsgd::read_npz(path); });
   CHECK_THAT(msg, Contains(path + ": entry 'layers.0.weight'") && Contains("big-endian"));
 }
@@ -222,19 +167,19 @@ TEST_CASE("npz files that are not archives of arrays are refused", "[npz]") {
              Contains("cannot read '" + path + "'") && Contains("No such file"));
 
   path = dir / "text.npz";
-  spill(path, "layers.0.weight,1,2,3\nthis is not a zip file\n");
+  dsgd::test::write_file(path, "layers.0.weight,1,2,3\nthis is not a zip file\n");
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": not a .npz archive"));
 
   path = dir / "empty.npz";
-  spill(path, "");
+  dsgd::test::write_file(path, "");
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": the file is empty"));
 
   // Cut a real archive in half: the central directory is gone.
-  std::string good = slurp(fixture("numpy_savez"));
+  std::string good = dsgd::test::read_text(npz_fixture("numpy_savez"));
   path = dir / "cut.npz";
-  spill(path, good.substr(0, good.size() / 2));
+  dsgd::test::write_file(path, good.substr(0, good.size() / 2));
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }), Contains(path));
 }
 
@@ -279,10 +224,10 @@ TEST_CASE("npz entries with broken .npy contents are refused", "[npz]") {
              Contains(path + ": entry 'notes.txt' is not a .npy array"));
   // libzip will not add a duplicate name, so write "...np_" and patch the bytes afterwards.
   make_zip(path, {{"layers.0.bias.npy", npy}, {"layers.0.bias.np_", npy}});
-  std::string bytes = slurp(path);
+  std::string bytes = dsgd::test::read_text(path);
   for (size_t at; (at = bytes.find("layers.0.bias.np_")) != std::string::npos;)
     bytes.replace(at, 17, "layers.0.bias.npy");
-  spill(path, bytes);
+  dsgd::test::write_file(path, bytes);
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": entry 'layers.0.bias' appears twice"));
 }
@@ -291,7 +236,7 @@ TEST_CASE("npz writes that fail leave the directory unchanged", "[npz]") {
   TempDir dir;
   std::string path = dir / "params.npz";
   dsgd::write_npz(path, {{"w", Tensor({2}, {1, 2})}});
-  std::string before = slurp(path);
+  std::string before = dsgd::test::read_text(path);
 
   std::string missing = dir / "no-such-dir/params.npz";
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::write_npz(missing, sample_tensors()); }),
@@ -304,9 +249,9 @@ TEST_CASE("npz writes that fail leave the directory unchanged", "[npz]") {
   CHECK_THROWS_AS(dsgd::write_npz(path, {{"", Tensor({1})}}), dsgd::UsageError);
 
   // The destination is a directory: everything is written, then the final rename fails.
-  fs::create_directory(dir.path / "taken.npz");
+  fs::create_directory(dir.path() / "taken.npz");
   CHECK_THROWS_AS(dsgd::write_npz(dir / "taken.npz", sample_tensors()), dsgd::DataError);
 
-  CHECK(listing(dir.path) == std::set<std::string>{"params.npz", "taken.npz"});
-  CHECK(slurp(path) == before);
+  CHECK(dsgd::test::entry_names(dir.path()) == std::set<std::string>{"params.npz", "taken.npz"});
+  CHECK(dsgd::test::read_text(path) == before);
 }

@@ -23,7 +23,7 @@ using namespace dsgd;
 
 namespace {
 
-TrainConfig small_config() {
+TrainConfig ps_config() {
   TrainConfig c;
   c.model = ModelSpec::parse("mlp:16");
   c.steps = 12;
@@ -36,8 +36,8 @@ TrainConfig small_config() {
 }
 
 // Every rank's result.
-std::vector<TrainResult> run(sim::ClusterOptions options, const Dataset& data,
-                             const TrainConfig& config, const TrainHooks& hooks = {}) {
+std::vector<TrainResult> run_ps(sim::ClusterOptions options, const Dataset& data,
+                                const TrainConfig& config, const TrainHooks& hooks = {}) {
   std::vector<TrainResult> results(size_t(options.nodes));
   sim::run_cluster(options, [&](Communicator& comm) {
     results[size_t(comm.rank())] = train(comm, data, config, nullptr, hooks);
@@ -50,14 +50,14 @@ std::vector<TrainResult> run(sim::ClusterOptions options, const Dataset& data,
 TEST_CASE("parameter servers with max-staleness 0 and no momentum are synchronous SGD",
           "[parameter_server]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  const TrainConfig sync = small_config();
-  const auto reference = run({.nodes = 3}, data, sync)[0].params;
+  const TrainConfig sync = ps_config();
+  const auto reference = run_ps({.nodes = 3}, data, sync)[0].params;
   for (int servers : {1, 2}) {
     INFO(servers << " server(s)");
     TrainConfig ps = sync;
     ps.parameter_servers = servers;
     ps.max_staleness = 0;
-    const auto results = run({.nodes = 3 + servers}, data, ps);
+    const auto results = run_ps({.nodes = 3 + servers}, data, ps);
     CHECK(max_rel_diff(results[0].params, reference) < 1e-5);
     for (const TrainResult& r : results)
       CHECK(max_rel_diff(r.params, results[0].params) == 0.0);  // the servers' broadcast
@@ -71,13 +71,13 @@ TEST_CASE("parameter servers with max-staleness 0 and no momentum are synchronou
 
 TEST_CASE("one worker and its server are plain SGD, momentum and all", "[parameter_server]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  TrainConfig sync = small_config();
+  TrainConfig sync = ps_config();
   sync.sgd.momentum = 0.9f;
   sync.sgd.weight_decay = 1e-3f;
   TrainConfig ps = sync;
   ps.parameter_servers = 1;
-  CHECK(max_rel_diff(run({.nodes = 2}, data, ps)[0].params,
-                     run({.nodes = 1}, data, sync)[0].params) == 0.0);
+  CHECK(max_rel_diff(run_ps({.nodes = 2}, data, ps)[0].params,
+                     run_ps({.nodes = 1}, data, sync)[0].params) == 0.0);
 }
 
 TEST_CASE("a straggler holds the others back only as far as the bound says", "[parameter_server]") {
@@ -90,7 +90,7 @@ TEST_CASE("a straggler holds the others back only as far as the bound says", "[p
   options.node_overrides[2] = options.node;
   options.node_overrides[2].straggler = 20.0;
   const auto run_with = [&](int64_t staleness) {
-    TrainConfig c = small_config();
+    TrainConfig c = ps_config();
     c.model = ModelSpec::parse("mlp:1024,1024");
     c.steps = 24;
     c.parameter_servers = 1;
@@ -126,7 +126,7 @@ TEST_CASE("a straggler holds the others back only as far as the bound says", "[p
 
 TEST_CASE("a worker's metrics carry the staleness of its last push", "[parameter_server]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  TrainConfig c = small_config();
+  TrainConfig c = ps_config();
   c.parameter_servers = 1;
   std::vector<std::string> lines;
   TrainHooks hooks;
@@ -135,7 +135,7 @@ TEST_CASE("a worker's metrics carry the staleness of its last push", "[parameter
     std::lock_guard lock(mutex);
     if (m.step == 2 || m.step == c.steps) lines.push_back(to_json_line(m));
   };
-  run({.nodes = 3}, data, c, hooks);
+  run_ps({.nodes = 3}, data, c, hooks);
   REQUIRE(lines.size() == 4);  // two workers, two steps each
   for (const std::string& line : lines)
     CHECK_THAT(line, Catch::Contains("\"staleness\":"));
@@ -143,14 +143,14 @@ TEST_CASE("a worker's metrics carry the staleness of its last push", "[parameter
 
 TEST_CASE("a crashed server or worker stops the run, naming it", "[parameter_server]") {
   const Dataset data = load_dataset("synthetic:train=480,test=96");
-  TrainConfig c = small_config();
+  TrainConfig c = ps_config();
   c.parameter_servers = 1;
   for (int rank : {1, 3}) {  // a worker, the server (its step: the slowest worker's)
     INFO("rank " << rank << " crashes");
     sim::ClusterOptions options{.nodes = 4};
     options.node_overrides[rank] = options.node;
     options.node_overrides[rank].crash_at_step = 5;
-    CHECK_THROWS_WITH(run(options, data, c), Catch::Contains(fmt::format("rank {}", rank)));
+    CHECK_THROWS_WITH(run_ps(options, data, c), Catch::Contains(fmt::format("rank {}", rank)));
   }
 }
 

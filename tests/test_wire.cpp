@@ -31,17 +31,12 @@
 #include "sim/node.h"
 
 using namespace dsgd;
+using dsgd::test::garbage;
 using namespace std::chrono_literals;
 
 using namespace dsgd::test;
 
 namespace {
-
-std::vector<uint8_t> garbage() {
-  std::string text = "GET / HTTP/1.1\r\nHost: dsgd\r\n\r\n";
-  text.resize(64, '#');
-  return {text.begin(), text.end()};
-}
 
 // A data frame as a peer would send it: header (with the payload's CRC unless `crc` says
 // otherwise) and payload.

@@ -11,10 +11,6 @@
 namespace dsgd {
 namespace {
 
-int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
-
 int log2_floor(int x) {
   int l = 0;
   while ((2 << l) <= x)
@@ -80,12 +76,12 @@ MessagePhase binomial(MessagePhase p, int world, int src, int dst, bool towards_
   p.steps = then_broadcast ? 2 * levels : levels;
   p.phase_steps = levels;
   if (towards_root) {
-    const int mask = mod(src - dst, world);
+    const int mask = ring_mod(src - dst, world);
     p.phase = Phase::reduce;
     p.step = p.phase_step = log2_floor(mask);
     if (then_broadcast) p.contributions = std::min(mask, world - src);  // src's subtree
   } else {
-    const int mask = mod(dst - src, world);
+    const int mask = ring_mod(dst - src, world);
     p.phase = Phase::broadcast;
     p.phase_step = levels - 1 - log2_floor(mask);
     p.step = (then_broadcast ? levels : 0) + p.phase_step;
@@ -125,7 +121,7 @@ MessagePhase ring_rows(MessagePhase p, int world, int src, int m, bool reducing)
   p.phase = reducing ? Phase::reduce_scatter : Phase::all_gather;
   p.step = p.phase_step = m;
   p.phase_steps = p.steps;
-  p.chunk = mod(src - m - (reducing ? 1 : 0), world);
+  p.chunk = ring_mod(src - m - (reducing ? 1 : 0), world);
   p.contributions = reducing ? m + 1 : 1;
   return p;
 }

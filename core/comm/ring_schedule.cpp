@@ -3,24 +3,17 @@
 #include <algorithm>
 
 namespace dsgd {
-namespace {
-
-int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
-
-}  // namespace
 
 RingSchedule RingSchedule::of(size_t count, int world) {
   return {world, ring_segments(Chunks{count, std::max(world, 1)}.max_size())};
 }
 
 int RingSchedule::received_chunk(int rank, int s) const {
-  return mod(rank - s - 1, world);
+  return ring_mod(rank - s - 1, world);
 }
 
 int RingSchedule::sent_chunk(int rank, int s) const {
-  return received_chunk(mod(rank + 1, world), s);
+  return received_chunk(ring_mod(rank + 1, world), s);
 }
 
 int RingSchedule::sent_contributions(int s) const {
@@ -29,7 +22,7 @@ int RingSchedule::sent_contributions(int s) const {
 
 int RingSchedule::contributions(int rank, int c, int done) const {
   if (world <= 1) return 1;
-  const int j = mod(rank - c, world);  // chunk c is j steps to the left of rank's own
+  const int j = ring_mod(rank - c, world);  // chunk c is j steps to the left of rank's own
   const int scattered = std::min(done, world - 1);
   const int gathered = std::max(0, done - (world - 1));
   if (j < gathered) return world;              // overwritten by a complete chunk

@@ -13,6 +13,11 @@
 
 namespace dsgd {
 
+// a mod n in 0..n-1 for any a: the rank `a` places round a ring of n.
+inline int ring_mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
 struct RingSchedule {
   int world = 1;     // R >= 1
   int segments = 1;  // messages per chunk per step, >= 1

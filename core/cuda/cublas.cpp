@@ -11,14 +11,14 @@
 namespace dsgd::cuda {
 namespace {
 
-const std::string kSoname = fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR);
+const std::string kCublasSoname = fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR);
 
 template <class F>
 void lookup(void* library, const char* symbol, F& f) {
   f = reinterpret_cast<F>(dlsym(library, symbol));
   if (!f)
     throw CudaError(fmt::format("{}: dlsym({}) failed in {}: {}", current_device_label(), symbol,
-                                kSoname, dlerror()),
+                                kCublasSoname, dlerror()),
                     "dlsym");
 }
 
@@ -27,14 +27,14 @@ void lookup(void* library, const char* symbol, F& f) {
 Cublas::Cublas(cudaStream_t stream) {
   // The loader's search path first (LD_LIBRARY_PATH, ld.so.cache), then the toolkit that
   // dsgd was built with.
-  library_ = dlopen(kSoname.c_str(), RTLD_NOW | RTLD_LOCAL);
+  library_ = dlopen(kCublasSoname.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_)
     library_ =
-        dlopen((std::string(DSGD_CUBLAS_DIR) + "/" + kSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
+        dlopen((std::string(DSGD_CUBLAS_DIR) + "/" + kCublasSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_)
     throw CudaError(fmt::format("{}: dlopen({}) failed: {}; install the CUDA Toolkit's cuBLAS or "
                                 "add its directory to LD_LIBRARY_PATH",
-                                current_device_label(), kSoname, dlerror()),
+                                current_device_label(), kCublasSoname, dlerror()),
                     "dlopen");
   try {
     lookup(library_, "cublasCreate_v2", api_.create);

@@ -13,7 +13,7 @@ namespace dsgd::cuda {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-constexpr const char* kSoname = "libnccl.so.2";
+constexpr const char* kNcclSoname = "libnccl.so.2";
 
 // The entry points dsgd calls, looked up once per process. The library is never closed:
 // its proxy threads may outlive any one communicator.
@@ -35,7 +35,7 @@ template <class F>
 bool lookup(void* library, const char* symbol, F& f, std::string& why_not) {
   f = reinterpret_cast<F>(dlsym(library, symbol));
   if (!f && why_not.empty())
-    why_not = fmt::format("{} has no {} (NCCL older than 2.14?)", kSoname, symbol);
+    why_not = fmt::format("{} has no {} (NCCL older than 2.14?)", kNcclSoname, symbol);
   return f != nullptr;
 }
 
@@ -43,12 +43,13 @@ Api open_api() {
   Api a;
   // The loader's search path first (LD_LIBRARY_PATH, ld.so.cache), then where CMake found
   // it (the CUDA Toolkit's lib64).
-  void* library = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+  void* library = dlopen(kNcclSoname, RTLD_NOW | RTLD_LOCAL);
   if (!library)
-    library = dlopen((std::string(DSGD_NCCL_DIR) + "/" + kSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    library =
+        dlopen((std::string(DSGD_NCCL_DIR) + "/" + kNcclSoname).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     a.why_not = fmt::format("dlopen({}) failed: {}; install NCCL or add it to LD_LIBRARY_PATH",
-                            kSoname, dlerror());
+                            kNcclSoname, dlerror());
     return a;
   }
   lookup(library, "ncclGetVersion", a.get_version, a.why_not);

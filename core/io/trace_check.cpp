@@ -14,7 +14,7 @@
 
 namespace dsgd {
 namespace td = trace_detail;
-using td::json;
+using Json = td::json;  // not `json`: other files mean nlohmann::json by it
 
 namespace {
 
@@ -62,12 +62,12 @@ std::string lane_name(LaneKey lane) {
 // Event fields that parse_trace does not check for every kind of event: read only when
 // present with the right type (json's value() throws type_error for a number where a
 // string was expected, and operator[] on a missing key of a const object is undefined).
-std::string string_or(const json& e, const char* key, const std::string& fallback) {
+std::string string_or(const Json& e, const char* key, const std::string& fallback) {
   const auto it = e.find(key);
   return it != e.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
-bool has_integer(const json& e, const char* key) {
+bool has_integer(const Json& e, const char* key) {
   const auto it = e.find(key);
   return it != e.end() && it->is_number_integer();
 }
@@ -76,7 +76,7 @@ bool has_integer(const json& e, const char* key) {
 // [collect]
 // ---------------------------------------------------------------------------------------
 
-void collect_metadata(const json& e, Collected& c) {
+void collect_metadata(const Json& e, Collected& c) {
   const int pid = e["pid"];
   const std::string what = string_or(e, "name", "");
   const bool has_name = e.contains("args") && e["args"].is_object() && e["args"].contains("name") &&
@@ -87,7 +87,7 @@ void collect_metadata(const json& e, Collected& c) {
 }
 
 // A slice ("X", or "B" and "E") on its lane; message slices also into c.ends.
-void collect_slice(const json& e, const std::string& ph, LaneKey lane, int64_t ts,
+void collect_slice(const Json& e, const std::string& ph, LaneKey lane, int64_t ts,
                    const std::string& name, Collected& c, TraceCheck& r, Problems& p) {
   if (ph == "X") {
     ++r.slices;
@@ -120,7 +120,7 @@ void collect_slice(const json& e, const std::string& ph, LaneKey lane, int64_t t
 Collected collect(const td::Document& d, TraceCheck& r, Problems& p) {
   Collected c;
   for (size_t i = 0; i < d.events->size(); ++i) {
-    const json& e = (*d.events)[i];
+    const Json& e = (*d.events)[i];
     const std::string ph = e["ph"];
     if (ph == "M") {
       collect_metadata(e, c);

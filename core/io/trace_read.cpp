@@ -21,7 +21,7 @@
 
 namespace dsgd {
 namespace td = trace_detail;
-using td::json;
+using Json = td::json;  // not `json`: other files mean nlohmann::json by it
 
 // ---------------------------------------------------------------------------------------
 // [document]
@@ -51,8 +51,8 @@ std::string read_whole(const std::string& path) {
 Document parse_document(std::string_view text, const std::string& name) {
   Document d;
   try {
-    d.root = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
+    d.root = Json::parse(text);
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1e999
     std::string why = e.what();
     if (const auto p = why.find("] "); p != std::string::npos) why = why.substr(p + 2);
     not_a_trace(name, "invalid JSON: " + why);
@@ -71,7 +71,7 @@ Document parse_document(std::string_view text, const std::string& name) {
 Document parse_trace(std::string_view text, const std::string& name) {
   Document d = parse_document(text, name);
   for (size_t i = 0; i < d.events->size(); ++i) {
-    const json& e = (*d.events)[i];
+    const Json& e = (*d.events)[i];
     if (!e.is_object() || !e.contains("ph") || !e["ph"].is_string())
       not_a_trace(name, fmt::format("event {} is not an object with a \"ph\" string", i));
     const std::string ph = e["ph"];
@@ -96,26 +96,26 @@ Document parse_trace(std::string_view text, const std::string& name) {
 
 namespace {
 
-const json* other_data(const Document& d, const char* key) {
+const Json* other_data(const Document& d, const char* key) {
   if (!d.root.is_object() || !d.root.contains("otherData")) return nullptr;
-  const json& o = d.root["otherData"];
+  const Json& o = d.root["otherData"];
   return o.is_object() && o.contains(key) ? &o[key] : nullptr;
 }
 
 }  // namespace
 
 std::string time_base_of(const Document& d) {
-  const json* base = other_data(d, "time_base");
+  const Json* base = other_data(d, "time_base");
   return base && base->is_string() ? base->get<std::string>() : "wall";
 }
 
 std::string run_json_of(const Document& d) {
-  const json* run = other_data(d, "run");
+  const Json* run = other_data(d, "run");
   return run && run->is_object() ? run->dump() : "";
 }
 
 TraceSummary summary_of(const Document& d) {
-  const json* s = other_data(d, "summary");
+  const Json* s = other_data(d, "summary");
   if (!s || !s->is_object()) return {};
   const auto count = [s](const char* key) {
     const auto it = s->find(key);
@@ -126,14 +126,14 @@ TraceSummary summary_of(const Document& d) {
   return {.ranks = ranks, .groups = groups};
 }
 
-bool is_flow(const json& e) {
+bool is_flow(const Json& e) {
   const std::string ph = e["ph"];
   return ph == "s" || ph == "t" || ph == "f";
 }
 
-bool message_end(const json& e, MessageEnd& m, std::string* why) {
+bool message_end(const Json& e, MessageEnd& m, std::string* why) {
   if (e["ph"] != "X" || !e.contains("cat") || e["cat"] != kP2pCat) return false;
-  const json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
+  const Json* args = e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr;
   for (const char* key : {"src", "dst", "tag", "k"}) {
     if (!args || !args->contains(key) || !(*args)[key].is_number_integer()) {
       if (why) *why = fmt::format("has no integer args.{}", key);
@@ -176,7 +176,7 @@ namespace {
 
 constexpr const char* kWriteAgain = "write the trace again with `dsgd train --trace FILE`";
 
-double number(const json& obj, const char* key, double fallback) {
+double number(const Json& obj, const char* key, double fallback) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return fallback;
   if (!it->is_number()) throw DataError(fmt::format("'{}' is not a number", key));
@@ -197,14 +197,14 @@ struct Keyed {
 // Turns dsgd's slices back into begin and end events, one traceEvents entry at a time.
 class EventReader {
  public:
-  void read(const json& item);
+  void read(const Json& item);
   TraceEvents finish(const std::string& name);
 
  private:
-  void read_note(const json& item);
-  void read_slice(const json& item, const std::string& cat);
-  void read_message(const json& args, Event& begin, Event& end);
-  void read_phase(const json& item, const std::string& cat, const json& args, Event& begin,
+  void read_note(const Json& item);
+  void read_slice(const Json& item, const std::string& cat);
+  void read_message(const Json& args, Event& begin, Event& end);
+  void read_phase(const Json& item, const std::string& cat, const Json& args, Event& begin,
                   Event& end);
   void push(double ts_us, double dur_us, const Event& begin, const Event* end);
   const char* intern(const std::string& s);
@@ -237,10 +237,10 @@ int checked_rank(double value, const char* where) {
 }
 
 // A note: an instant, with the message it is about (peer, tag, seq) when it names one.
-void EventReader::read_note(const json& item) {
+void EventReader::read_note(const Json& item) {
   const int rank = checked_rank(number(item, "pid", -1), "pid");
   const double ts = number(item, "ts", 0);
-  const json args = item.value("args", json::object());
+  const Json args = item.value("args", Json::object());
   if (!args.is_object()) throw DataError("'args' is not an object");
   const double peer = number(args, "peer", -1);
   push(ts, 0,
@@ -255,7 +255,7 @@ void EventReader::read_note(const json& item) {
        nullptr);
 }
 
-void EventReader::read(const json& item) {
+void EventReader::read(const Json& item) {
   if (!item.is_object()) throw DataError("not an object");
   const std::string ph = item.value("ph", std::string());
   const std::string cat = item.value("cat", std::string());
@@ -268,8 +268,8 @@ void EventReader::read(const json& item) {
 
 // One "X" slice of a dsgd category: its begin event, and its end unless it is marked
 // unfinished (still open when the trace was written).
-void EventReader::read_slice(const json& item, const std::string& cat) {
-  const json args = item.value("args", json::object());
+void EventReader::read_slice(const Json& item, const std::string& cat) {
+  const Json args = item.value("args", Json::object());
   if (!args.is_object()) throw DataError("'args' is not an object");
   const int rank = checked_rank(number(item, "pid", -1), "pid");
   const double ts = number(item, "ts", -1), dur = number(item, "dur", 0);
@@ -294,7 +294,7 @@ void EventReader::read_slice(const json& item, const std::string& cat) {
   push(ts, dur, begin, unfinished ? nullptr : &end);
 }
 
-void EventReader::read_message(const json& args, Event& begin, Event& end) {
+void EventReader::read_message(const Json& args, Event& begin, Event& end) {
   ++messages_;
   const std::string dir = args.value("dir", std::string());
   if ((dir != "send" && dir != "recv") || number(args, "src", -1) < 0 ||
@@ -307,7 +307,7 @@ void EventReader::read_message(const json& args, Event& begin, Event& end) {
   begin.seq = end.seq = static_cast<uint64_t>(number(args, "k", 0));
   if (begin.model_s < 0) all_model_ = false;
   if (auto p = args.find("preview"); p != args.end() && p->is_array()) {
-    for (const json& v : *p) {
+    for (const Json& v : *p) {
       if (begin.preview_count >= 4) break;
       if (!v.is_number()) continue;
       begin.preview[begin.preview_count++] = v.get<float>();
@@ -324,7 +324,7 @@ void EventReader::read_message(const json& args, Event& begin, Event& end) {
   out_.world = std::max({out_.world, src + 1, dst + 1});
 }
 
-void EventReader::read_phase(const json& item, const std::string& cat, const json& args,
+void EventReader::read_phase(const Json& item, const std::string& cat, const Json& args,
                              Event& begin, Event& end) {
   if (cat == td::kStepCat) {
     begin.kind = EventKind::step_begin;
@@ -380,14 +380,14 @@ TraceEvents read_trace_events(std::string_view text, const std::string& name) {
   const td::Document d = td::parse_document(text, name);
   EventReader reader;
   size_t index = 0;
-  for (const json& item : *d.events) {
+  for (const Json& item : *d.events) {
     ++index;
     try {
       reader.read(item);
     } catch (const DataError& e) {
       throw DataError(
           fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
-    } catch (const json::exception& e) {
+    } catch (const Json::exception& e) {
       throw DataError(
           fmt::format("{}: malformed trace event #{}: {}; {}", name, index, e.what(), kWriteAgain));
     }
@@ -426,7 +426,7 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
                       "traces written with the same time base",
                       path, base, inputs.front(), time_base));
     std::set<int> pids;
-    for (const json& e : *d.events)
+    for (const Json& e : *d.events)
       if (e.contains("pid") && e["pid"].is_number_integer()) pids.insert(e["pid"].get<int>());
     for (int pid : pids) {
       auto [it, fresh] = owner.emplace(pid, path);
@@ -434,7 +434,7 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
         throw DataError(fmt::format("{}: rank {} is also in {}; give each rank's trace once", path,
                                     pid, it->second));
     }
-    for (const json& e : *d.events) {
+    for (const Json& e : *d.events) {
       // Our arrows are drawn again below, across files; other flows are kept as they are.
       if (td::is_flow(e) && e.contains("cat") && e["cat"] == td::kFlowCat) continue;
       td::MessageEnd m;
@@ -442,7 +442,7 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
       if (!body.empty()) body += ",\n";
       body += e.dump();
     }
-    sources += fmt::format("{}{}", sources.empty() ? "" : ",", json(path).dump());
+    sources += fmt::format("{}{}", sources.empty() ? "" : ",", Json(path).dump());
   }
   for (const td::FlowEvent& f : td::pair_messages(ends)) {
     if (!body.empty()) body += ",\n";
@@ -456,7 +456,7 @@ void merge_traces(const std::vector<std::string>& inputs, const std::string& out
       fmt::format("{{\"traceEvents\":[\n{}\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{{"
                   "\"generator\":\"dsgd {}\",\"format\":\"{}\",\"format_version\":{},"
                   "\"time_base\":{},\"ranks\":[{}],\"merged_from\":[{}]{}}}}}\n",
-                  body, DSGD_VERSION, td::kFormat, td::kFormatVersion, json(time_base).dump(),
+                  body, DSGD_VERSION, td::kFormat, td::kFormatVersion, Json(time_base).dump(),
                   ranks, sources, run_json.empty() ? "" : ",\"run\":" + run_json));
 }
 

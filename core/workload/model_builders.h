@@ -6,6 +6,10 @@
 
 namespace dsgd {
 
+// What every table assumes: float32 gradients, and plain SGD's update (w -= lr * g).
+inline constexpr int64_t kBytesPerGrad = 4;
+inline constexpr double kSgdFlopsPerParam = 2;
+
 Workload resnet50_workload();    // resnet50_table.cpp
 Workload bert_large_workload();  // transformer_table.cpp
 Workload gpt2_workload();        // transformer_table.cpp

@@ -17,8 +17,6 @@ constexpr int64_t kInputSide = 224;  // pixels, square
 constexpr int64_t kInputChannels = 3;
 constexpr int64_t kClasses = 1000;
 constexpr int64_t kExpansion = 4;  // a bottleneck's output has 4x its width in channels
-constexpr int64_t kBytesPerGrad = 4;
-constexpr double kSgdFlopsPerParam = 2;  // w -= lr * g
 
 struct Stage {
   int64_t blocks, width, stride;

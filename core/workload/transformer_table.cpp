@@ -17,9 +17,6 @@
 namespace dsgd {
 namespace {
 
-constexpr int64_t kBytesPerGrad = 4;
-constexpr double kSgdFlopsPerParam = 2;  // w -= lr * g
-
 struct TransformerConfig {
   std::string name, source, sample;
   bool decoder = false;  // GPT-2: pre-LN blocks, ln_f and an LM head tied to wte

@@ -23,7 +23,7 @@ int bucket_of(const uint8_t* rgb) {
 }
 
 // A rectangle [x0, x1) x [y0, y1) of a frame.
-struct Box {
+struct PixelRect {
   int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
   int width() const { return x1 - x0; }
   int height() const { return y1 - y0; }
@@ -85,7 +85,7 @@ std::vector<GifColorType> choose_palette(const std::vector<BucketSum>& sums, std
   return palette;
 }
 
-Indexed quantise(const Image& image, Box box) {
+Indexed quantise(const Image& image, PixelRect box) {
   std::vector<BucketSum> sums(kBuckets);
   std::vector<int> seen;
   const auto at = [&](int x, int y) {
@@ -110,15 +110,15 @@ Indexed quantise(const Image& image, Box box) {
 
 // The smallest rectangle that holds every pixel where a and b (of one size) differ; empty
 // (width 0) when they are the same.
-Box changed_box(const Image& a, const Image& b) {
+PixelRect changed_box(const Image& a, const Image& b) {
   const size_t row = static_cast<size_t>(a.width) * 3;
   const auto row_differs = [&](int y) {
     return std::memcmp(a.rgb.data() + y * row, b.rgb.data() + y * row, row) != 0;
   };
-  Box box{.x0 = a.width, .y0 = 0, .x1 = 0, .y1 = a.height};
+  PixelRect box{.x0 = a.width, .y0 = 0, .x1 = 0, .y1 = a.height};
   while (box.y0 < a.height && !row_differs(box.y0))
     ++box.y0;
-  if (box.y0 == a.height) return Box{};
+  if (box.y0 == a.height) return PixelRect{};
   while (!row_differs(box.y1 - 1))
     --box.y1;
   for (int y = box.y0; y < box.y1; ++y) {
@@ -200,7 +200,7 @@ void GifWriter::open(int width, int height) {
 }
 
 void GifWriter::put_frame(const Image& frame, int x0, int y0, int x1, int y1, int delay_cs) {
-  const Box box{x0, y0, x1, y1};
+  const PixelRect box{x0, y0, x1, y1};
   GraphicsControlBlock control{.DisposalMode = DISPOSE_DO_NOT,
                                .UserInputFlag = false,
                                .DelayTime = std::clamp(delay_cs, 0, 65535),
@@ -232,8 +232,8 @@ void GifWriter::add_frame(const Image& frame, int delay_cs) {
     return;
   }
   Image current = fit(frame, previous_.width, previous_.height);
-  Box box = changed_box(current, previous_);
-  if (box.width() == 0) box = Box{0, 0, 1, 1};  // nothing changed: one pixel holds the delay
+  PixelRect box = changed_box(current, previous_);
+  if (box.width() == 0) box = PixelRect{0, 0, 1, 1};  // nothing changed: one pixel holds the delay
   put_frame(current, box.x0, box.y0, box.x1, box.y1, delay_cs);
   previous_ = std::move(current);
   ++frames_;

@@ -72,7 +72,7 @@ namespace {
 constexpr float kLane = 1.2f;   // each direction keeps this many radii left of the link
 constexpr float kMerge = 1.5f;  // packets closer than this many radii are one mark
 
-struct Placed {
+struct PlacedPacket {
   int index;  // into Snapshot::messages
   double progress;
   Vec2 at, dir;
@@ -81,7 +81,7 @@ struct Placed {
 
 // Where message `index` is drawn: between the rims of its ranks' circles (its tip short of
 // the receiver's), at its progress, in its direction's lane.
-Placed place_one(const Snapshot& s, const PacketFrame& f, int index, bool crowded) {
+PlacedPacket place_one(const Snapshot& s, const PacketFrame& f, int index, bool crowded) {
   const MessageView& m = s.messages[index];
   double p = packet_progress(m.depart_s, m.arrive_s, s.now_s);
   if (m.estimated) p = std::min(p, 0.9);  // not received (yet): wait at the door
@@ -102,11 +102,11 @@ Placed place_one(const Snapshot& s, const PacketFrame& f, int index, bool crowde
 
 // The label of messages drawn as one: theirs when they agree, else the chunk or the phase
 // they share, else the front one's.
-std::string group_label(const Snapshot& s, const std::vector<Placed>& group) {
+std::string group_label(const Snapshot& s, const std::vector<PlacedPacket>& group) {
   const MessageView& front = s.messages[group.front().index];
   std::string label = packet_label(front);
   bool same_label = true, same_chunk = front.chunk >= 0, same_phase = true;
-  for (const Placed& p : group) {
+  for (const PlacedPacket& p : group) {
     const MessageView& m = s.messages[p.index];
     same_label = same_label && packet_label(m) == label;
     same_chunk = same_chunk && m.chunk == front.chunk;
@@ -125,8 +125,9 @@ std::string mark_note(const PacketMark& mark) {
   return delivery_note(mark.retransmits, mark.lost);
 }
 
-PacketMark mark_of(const Snapshot& s, const std::vector<Placed>& group, bool lost, bool labelled) {
-  const Placed& front = group.front();
+PacketMark mark_of(const Snapshot& s, const std::vector<PlacedPacket>& group, bool lost,
+                   bool labelled) {
+  const PlacedPacket& front = group.front();
   const int count = static_cast<int>(group.size());
   PacketMark mark{.message = front.index,
                   .count = count,
@@ -134,7 +135,7 @@ PacketMark mark_of(const Snapshot& s, const std::vector<Placed>& group, bool los
                   .dir = front.dir,
                   .r = front.r * std::min(1.35f, 1.0f + 0.08f * std::log2(float(count))),
                   .lost = lost};
-  for (const Placed& p : group)
+  for (const PlacedPacket& p : group)
     mark.retransmits = std::max(mark.retransmits, s.messages[p.index].retransmits);
   if (!labelled) return mark;
   mark.label = group_label(s, group);
@@ -147,22 +148,22 @@ PacketMark mark_of(const Snapshot& s, const std::vector<Placed>& group, bool los
 // joins the mark of the one in front when it lies within kMerge radii of it.
 void add_marks(const Snapshot& s, const PacketFrame& f, const std::vector<int>& indices, bool lost,
                bool crowded, PacketScene& scene) {
-  std::vector<Placed> placed;
+  std::vector<PlacedPacket> placed;
   placed.reserve(indices.size());
   for (int index : indices)
     if (s.messages[index].src != s.messages[index].dst)
       placed.push_back(place_one(s, f, index, crowded));
-  std::sort(placed.begin(), placed.end(), [&](const Placed& a, const Placed& b) {
+  std::sort(placed.begin(), placed.end(), [&](const PlacedPacket& a, const PlacedPacket& b) {
     const MessageView &ma = s.messages[a.index], &mb = s.messages[b.index];
     return std::tie(ma.src, ma.dst, b.progress, a.index) <
            std::tie(mb.src, mb.dst, a.progress, b.index);
   });
-  std::vector<Placed> group;
+  std::vector<PlacedPacket> group;
   const auto flush = [&] {
     if (!group.empty()) scene.marks.push_back(mark_of(s, group, lost, !crowded));
     group.clear();
   };
-  for (const Placed& p : placed) {
+  for (const PlacedPacket& p : placed) {
     if (!group.empty()) {
       const MessageView &m = s.messages[p.index], &g = s.messages[group.front().index];
       const float d = std::hypot(p.at.x - group.front().at.x, p.at.y - group.front().at.y);
@@ -173,12 +174,12 @@ void add_marks(const Snapshot& s, const PacketFrame& f, const std::vector<int>& 
   flush();
 }
 
-struct Box {
+struct Area {
   float x0, y0, x1, y1;
-  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  bool overlaps(const Area& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
-bool covers_a_rank(const Box& b, const PacketFrame& f) {
+bool covers_a_rank(const Area& b, const PacketFrame& f) {
   for (const Vec2& c : f.ranks) {
     const float nx = std::clamp(c.x, b.x0, b.x1), ny = std::clamp(c.y, b.y0, b.y1);
     if (std::hypot(c.x - nx, c.y - ny) < f.node_r) return true;
@@ -190,7 +191,7 @@ bool covers_a_rank(const Box& b, const PacketFrame& f) {
 // it, behind it, or at a slant; left out where each would cover a rank, another packet or
 // a label already placed.
 void place_labels(const PacketFrame& f, PacketScene& scene) {
-  std::vector<Box> taken;  // the packets', then the labels placed
+  std::vector<Area> taken;  // the packets', then the labels placed
   for (const PacketMark& m : scene.marks)
     taken.push_back({m.at.x - m.r, m.at.y - m.r, m.at.x + m.r, m.at.y + m.r});
   for (size_t i = 0; i < scene.marks.size(); ++i) {
@@ -209,8 +210,8 @@ void place_labels(const PacketFrame& f, PacketScene& scene) {
           std::tuple{k * (l.x - d.x), k * (l.y - d.y), gap},
           std::tuple{-k * (l.x + d.x), -k * (l.y + d.y), gap}}) {
       const Vec2 anchor{mark.at.x + nx * distance, mark.at.y + ny * distance};
-      const Box box{anchor.x + (nx - 1) / 2 * size.x, anchor.y + (ny - 1) / 2 * size.y,
-                    anchor.x + (nx + 1) / 2 * size.x, anchor.y + (ny + 1) / 2 * size.y};
+      const Area box{anchor.x + (nx - 1) / 2 * size.x, anchor.y + (ny - 1) / 2 * size.y,
+                     anchor.x + (nx + 1) / 2 * size.x, anchor.y + (ny + 1) / 2 * size.y};
       const auto covers = [&](size_t j) { return j != i && taken[j].overlaps(box); };
       bool covered = covers_a_rank(box, f);
       for (size_t j = 0; j < taken.size() && !covered; ++j)

@@ -1,6 +1,5 @@
 #include "gui/views/disc_layer.h"
 
-#define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
 #include <GL/glext.h>
 

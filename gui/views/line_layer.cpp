@@ -1,6 +1,5 @@
 #include "gui/views/line_layer.h"
 
-#define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
 #include <GL/glext.h>
 #include <backends/imgui_impl_opengl3.h>
