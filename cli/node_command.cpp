@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/backend.h"
+#include "cli/classroom_student.h"
 #include "cli/progress.h"
 #include "cli/rank_zero.h"
 #include "cli/summary.h"
@@ -32,17 +33,22 @@ using asio::ip::tcp;
 
 void add_node_command(CLI::App& app, NodeFlags& f) {
   CLI::App* n = app.add_subcommand(
-      "node", "Run one simulated node as its own process; rank 0 hosts the rendezvous");
+      "node",
+      "Run one simulated node as its own process; rank 0 hosts the rendezvous (or, "
+      "without --rank and --world, join the classroom of a teacher's dsgd-gui --classroom)");
   n->add_option("--rank", f.rank, "This node's rank, 0..WORLD-1");
   n->add_flag("--join", f.join,
               "Instead of --rank: join an --elastic run under way; rank 0 lets this node in "
               "as a step begins and numbers it after every node so far");
-  n->add_option("--world", f.world, "Number of nodes in the run (1-256)")->required();
+  n->add_option("--world", f.world,
+                "Number of nodes in the run (1-256); without --rank and --world this node "
+                "joins the classroom at --rendezvous");
   n->add_option("--name", f.name,
                 "What an observer (--monitor, dsgd-gui --watch) calls this node, e.g. a "
                 "student's name (default: the host's name)");
   n->add_option("--rendezvous", f.rendezvous,
-                "HOST:PORT where rank 0 listens for the others (an IPv4 address)")
+                "HOST:PORT where rank 0 listens for the others, or where the teacher's "
+                "dsgd-gui --classroom does (an IPv4 address)")
       ->required();
   n->add_option("--token", f.token,
                 "Job token every node must present (DSGD_TOKEN keeps it out of ps)")
@@ -89,7 +95,24 @@ void check_node_checkpoints(const sim::RunSpec& spec, int world) {
       sim::to_string(spec.elastic.policy)));
 }
 
+}  // namespace
+
+void check_node_identity(const NodeFlags& f) {
+  if (f.name.size() > 32 || std::any_of(f.name.begin(), f.name.end(),
+                                        [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+    throw UsageError(fmt::format("--name: give at most 32 bytes of printable text, e.g. alice"));
+  if (f.token.empty() || f.token.size() > sim::kMaxTokenBytes)
+    throw UsageError(
+        fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
+}
+
+namespace {
+
 NodePlan check_flags(const NodeFlags& f) {
+  if (f.world == 0)
+    throw UsageError(
+        "--world is required with --rank (leave out both to join a teacher's classroom at "
+        "--rendezvous)");
   if (f.world < 1 || f.world > sim::kMaxNodes)
     throw UsageError(fmt::format("--world {}: use 1 to {} nodes", f.world, sim::kMaxNodes));
   if (f.join && f.rank != -1)
@@ -102,12 +125,7 @@ NodePlan check_flags(const NodeFlags& f) {
   if (!f.join && (f.rank < 0 || f.rank >= f.world))
     throw UsageError(
         fmt::format("--rank {}: give 0 to {} (--world {})", f.rank, f.world - 1, f.world));
-  if (f.name.size() > 32 || std::any_of(f.name.begin(), f.name.end(),
-                                        [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-    throw UsageError(fmt::format("--name: give at most 32 bytes of printable text, e.g. alice"));
-  if (f.token.empty() || f.token.size() > sim::kMaxTokenBytes)
-    throw UsageError(
-        fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
+  check_node_identity(f);
   if (f.train.run.backend != "sim")
     throw UsageError(fmt::format(
         "--backend {}: dsgd node runs a simulated node; use mpirun dsgd train for MPI ranks, "
@@ -118,7 +136,7 @@ NodePlan check_flags(const NodeFlags& f) {
         fmt::format("--nodes {} but --world {}: drop --nodes", f.train.run.nodes, f.world));
   sim::RunFlags run = f.train.run;
   run.nodes = f.world;
-  NodePlan plan{.spec = sim::build_run_spec(run, sim::RunSpec{})};
+  NodePlan plan{.spec = f.given_run ? *f.given_run : sim::build_run_spec(run, sim::RunSpec{})};
   const sim::Topology topology = plan.spec.cluster.network.topology;
   if (topology != sim::Topology::mesh)
     throw UsageError(fmt::format(
@@ -226,6 +244,7 @@ void train_node(const NodeFlags& f, const sim::NodeProcessOptions& process,
 }  // namespace
 
 int run_node(const NodeFlags& f) {
+  if (f.rank == -1 && !f.join && f.world == 0 && !f.given_run) return run_classroom_student(f);
   const Clock::time_point start = Clock::now();
   const NodePlan plan = check_flags(f);
   const sim::RunSpec& spec = plan.spec;

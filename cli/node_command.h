@@ -3,15 +3,19 @@
 // threads and train exactly as it does (the train flags apply); rank 0 writes the outputs.
 // Not a process launcher: start one `dsgd node` per rank yourself (shell, ssh, a script):
 //   dsgd node --rank R --world N --rendezvous 127.0.0.1:29500 --token T [train flags]
-// or, to join an elastic run under way, --join instead of --rank.
+// or, to join an elastic run under way, --join instead of --rank; or, without --rank and
+// --world, as a student of the teacher's `dsgd-gui --classroom` at HOST:PORT
+// (classroom_student.h), which gives each run's rank, world and run.
 // Limits: links are mesh links (each process models its own); on several machines the
 // network clocks differ, so a message is visible its modelled delay after its bytes arrive
 // (the real transfer time then counts twice), and --crash at a time is per machine.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cli/train_command.h"
+#include "sim/run_spec.h"
 
 namespace CLI {
 class App;
@@ -29,9 +33,14 @@ struct NodeFlags {
   std::string listen;          // address to accept peers on; empty: 127.0.0.1 only
   std::string clock = "auto";  // auto | shared | local (see --clock's help)
   std::string name;            // what observers call this node; empty: the host's name
+  // A classroom's run (classroom_student.h): the run the teacher chose, instead of the
+  // train flags'.
+  std::optional<sim::RunSpec> given_run;
 };
 
 void add_node_command(CLI::App& app, NodeFlags& flags);
 int run_node(const NodeFlags& flags);
+// UsageError for a --name or --token a node cannot present.
+void check_node_identity(const NodeFlags& flags);
 
 }  // namespace dsgd::cli

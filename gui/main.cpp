@@ -49,13 +49,17 @@ void glfw_error_callback(int error, const char* description) {
 struct LoadedReplay {
   std::optional<Replay> replay;
   std::optional<Curve> curve;
-  std::vector<Curve> compared;   // --compare, in every mode
-  std::unique_ptr<Watch> watch;  // --watch, listening before the window opens
+  std::vector<Curve> compared;           // --compare, in every mode
+  std::unique_ptr<Watch> watch;          // --watch, listening before the window opens
+  std::unique_ptr<Classroom> classroom;  // --classroom, the same
 };
 LoadedReplay load_replay(const GuiOptions& options) {
   LoadedReplay loaded;
   if (!options.compare.empty()) loaded.compared = load_compare_curves(options.compare);
   if (!options.watch.empty()) loaded.watch = std::make_unique<Watch>(options.watch, options.token);
+  if (options.classroom)
+    loaded.classroom =
+        std::make_unique<Classroom>(options.classroom_host, options.classroom_port, options.token);
   if (options.replay.empty() || options.headless) return loaded;
   loaded.replay = Replay::load(options.replay);
   if (!options.replay_metrics.empty()) loaded.curve = load_metrics_curve(options.replay_metrics);
@@ -141,6 +145,8 @@ void start_showing(GuiApp& app, const GuiOptions& options, LoadedReplay loaded) 
   app.set_compared(std::move(loaded.compared));
   if (loaded.watch) {
     app.open_watch(std::move(loaded.watch));
+  } else if (loaded.classroom) {
+    app.open_classroom(std::move(loaded.classroom));
   } else if (!options.replay.empty()) {
     if (loaded.replay)
       app.open_replay(std::move(*loaded.replay), std::move(loaded.curve));
@@ -166,6 +172,15 @@ struct HeadlessDriver {
   SteadyClock::time_point started = SteadyClock::now();
   int stepped = 0;
 
+  // A classroom: once --start-when students have joined, starts a training run on them;
+  // whether that run is over.
+  bool class_run_over(const ClassroomState& c, Commands& commands) {
+    if (c.run == 0 && options.start_when > 0 && c.waiting() >= options.start_when &&
+        commands.empty())
+      commands.push(Command{.kind = CommandKind::start_class_run, .index = 0});
+    return c.run > 0 && !c.running();
+  }
+
   bool ready(GuiApp& app, Commands& commands) {
     if (!options.headless || app.replaying()) return true;
     bool ready = true;
@@ -185,6 +200,8 @@ struct HeadlessDriver {
     if (SimSession* session = app.session();
         session && session->step() < options.min_steps && session->running() && waiting)
       ready = false;
+    if (const Classroom* classroom = app.classroom(); classroom && waiting)
+      ready = ready && class_run_over(classroom->state(), commands);
     // Watching: until a run has come, every rank of it has been heard from, and every
     // sender that came has gone.
     if (const Watch* watch = app.watch(); watch && waiting) {
@@ -214,6 +231,20 @@ void print_watched(const WatchState& w) {
   std::printf("dsgd-gui: watched %s: %zu events, %llu dropped, %d refused\n",
               w.senders.empty() ? "no run" : fmt::format("{}", fmt::join(w.senders, ", ")).c_str(),
               w.events.size(), static_cast<unsigned long long>(w.dropped), w.refused);
+}
+
+// Headless --classroom: who joined and how their run went, a line each.
+void print_classroom(const ClassroomState& c) {
+  for (const Student& st : c.students) {
+    std::string state = !st.here      ? "left"
+                        : st.run == 0 ? "waiting"
+                                      : fmt::format("rank {} of run {}", st.rank, st.run);
+    if (st.here && st.run > 0) state += st.running ? ", running" : ": " + st.outcome;
+    std::printf("dsgd-gui: student %d %s (%s): %s\n", st.seat, st.name.c_str(), st.address.c_str(),
+                state.c_str());
+  }
+  if (c.refused > 0)
+    std::printf("dsgd-gui: %d refused (latest: %s)\n", c.refused, c.last_refusal.c_str());
 }
 
 // Writes the headless screenshot; the exit code (2 when the window showed an error other than
@@ -314,6 +345,7 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& ex
     if (options.headless && ready && frame >= options.frames && !exporter.recording()) {
       for (const std::string& problem : views.tiling.problems)
         std::printf("dsgd-gui: layout: %s\n", problem.c_str());
+      if (const Classroom* classroom = app.classroom()) print_classroom(classroom->state());
       if (const Watch* watch = app.watch()) print_watched(watch->state());
       return write_screenshot(options, snapshot, width, height, frame);
     }

@@ -45,6 +45,15 @@ shot projector_en --theme projector --scale 1.75 --min-steps 60 --frames 30
 shot projector_zh --theme projector --scale 1.75 --lang zh --min-steps 60 --frames 30
 shot light --theme light --min-steps 60 --frames 30
 shot lesson_zh --lesson 4 --lang zh --step-messages 11 --frames 30
+# A classroom of eight students' `dsgd node`s at projector scale: the window starts the run
+# once all eight have joined, then draws it beside the class's list.
+shot classroom --classroom --listen 127.0.0.1 --port 29650 --token screens --start-when 8 \
+  --steps 40 --latency 2ms --theme projector --scale 1.5 --frames 10 --wait 120 &
+for _ in $(seq 300); do ss -ltn | grep -q ':29650 ' && break; sleep 0.1; done
+for name in ana ben chen dara eli fatima gus hana; do
+  "$dsgd" node --rendezvous 127.0.0.1:29650 --token screens --name "$name" >/dev/null 2>&1 &
+done
+wait
 "$dsgd" train --nodes 4 --steps 40 --model mlp:32 --latency 2ms --trace "$tmp/run.json" \
   --metrics "$tmp/run.jsonl" >/dev/null 2>&1
 shot replay_light --replay "$tmp/run.json" --metrics "$tmp/run.jsonl" --seek 0.6 \

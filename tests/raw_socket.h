@@ -45,6 +45,31 @@ inline void raw_send(int fd, const std::vector<uint8_t>& bytes) {
   REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size()));
 }
 
+// What the peer sends until it closes the connection; nullopt when it has not closed it
+// within the limit.
+inline std::optional<std::string> read_until_closed(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::string got;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{.fd = fd, .events = POLLIN};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return std::nullopt;
+    char buffer[4096];
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return got;
+    got.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// Bytes no dsgd peer sends: an HTTP request, padded.
+inline std::vector<uint8_t> garbage() {
+  std::string text = "GET / HTTP/1.1\r\nHost: dsgd\r\n\r\n";
+  text.resize(64, '#');
+  return {text.begin(), text.end()};
+}
+
 // True when the peer closes the connection (EOF or reset) within the limit.
 inline bool closed_by_peer(int fd, std::chrono::milliseconds limit) {
   pollfd p{.fd = fd, .events = POLLIN};

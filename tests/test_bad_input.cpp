@@ -242,6 +242,9 @@ std::vector<Row> output_rows() {
        "node --rank 1 --world 3 --rendezvous 127.0.0.1:29500 --token t --name "
        "abcdefghijabcdefghijabcdefghijabcdefghij",
        {"--name", "at most 32 bytes"}},
+      {"node --rank 1 (no --world)",
+       "node --rank 1 --rendezvous 127.0.0.1:29500 --token t",
+       {"--world is required with --rank", "classroom"}},
       {"--monitor without a port",
        "train -q --monitor localhost" + kOut,
        {"--monitor localhost", "HOST:PORT", "dsgd-gui --watch"}},

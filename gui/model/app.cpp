@@ -181,6 +181,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::start_lesson:
         start_lesson(c.index, c.flag, view_.draft.speed);
         continue;
+      case CommandKind::start_class_run:
+        start_class_run(c.index);
+        continue;
       case CommandKind::set_speed:  // a restart keeps the pace the class chose
         if (!replay_) view_.draft.speed = c.value;
         break;
@@ -307,6 +310,15 @@ Snapshot GuiApp::snapshot() const {
     s.error_is_fault = false;
   }
   s.lesson.catalog = lessons_;
+  if (classroom_) {
+    s.classroom = classroom_view();
+    const ClassroomState& c = s.classroom.state;
+    s.title = c.run == 0
+                  ? fmt::format(fmt::runtime(tr("classroom on port {}: {} joined")),
+                                classroom_->port(), c.students.size())
+                  : fmt::format(fmt::runtime(tr("classroom on port {}: run {} on {} laptops")),
+                                classroom_->port(), c.run, c.world);
+  }
   return s;
 }
 

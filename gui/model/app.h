@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "gui/model/classroom.h"
 #include "gui/model/commands.h"
 #include "gui/model/lesson_session.h"
 #include "gui/model/session.h"
@@ -38,6 +39,11 @@ class GuiApp {
   void open_watch(const std::string& endpoint, const std::string& token = "");
   void open_watch(std::unique_ptr<Watch> watch);  // one already listening
   const Watch* watch() const { return watch_.get(); }
+  // Hosts a class (classroom.h): students' laptops join it, and the start_class_run command
+  // starts a run of the controls' settings on every student waiting, which the window then
+  // watches (app_classroom.cpp).
+  void open_classroom(std::unique_ptr<Classroom> classroom);
+  const Classroom* classroom() const { return classroom_.get(); }
   // The runs of `dsgd compare --json` (compare_curves.h), overlaid in every mode's
   // convergence view, first, under the runs' own curves.
   void set_compared(std::vector<Curve> curves) { compared_ = std::move(curves); }
@@ -76,6 +82,9 @@ class GuiApp {
   };
   const WatchedRun* watched_run(const std::string& run_json) const;
   std::unique_ptr<Watch> watch_;
+  std::unique_ptr<Classroom> classroom_;
+  void start_class_run(int lesson);
+  ClassroomView classroom_view() const;
   mutable std::optional<WatchedRun> watched_;
   mutable bool watched_read_ = false;
   bool watch_described_ = false;  // the draft shows the watched run's description

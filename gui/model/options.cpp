@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "core/io/classroom_wire.h"
+#include "gui/model/classroom.h"
 #include "lessons/lesson.h"
+#include "sim/cluster.h"
+#include "sim/handshake.h"
 #include "sim/run_flags.h"
 
 namespace dsgd::gui {
@@ -26,7 +30,22 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
                  "Show the runs that stream to this port as they happen (dsgd train --monitor "
                  "HOST:PORT); PORT listens on 127.0.0.1, HOST:PORT on that address")
       ->type_name("[HOST:]PORT");
-  app.add_option("--token", o.token, "--watch: accept only runs with this job token");
+  app.add_option("--token", o.token,
+                 "--watch: accept only runs with this job token; --classroom: the token "
+                 "students join with (default: six letters made up now)")
+      ->envname("DSGD_TOKEN");
+  app.add_flag("--classroom", o.classroom,
+               "Host a class: students' laptops join (dsgd node --rendezvous THIS:PORT) and "
+               "the window starts runs on them and shows them");
+  app.add_option("--port", o.classroom_port,
+                 "--classroom: the port students join on (the next two: the window's watch, "
+                 "and the run's rendezvous on one laptop)")
+      ->capture_default_str();
+  app.add_option("--listen", o.classroom_host,
+                 "--classroom: the address to accept students on (default every address)")
+      ->capture_default_str();
+  app.add_option("--start-when", o.start_when,
+                 "--classroom, headless: start a training run once this many have joined");
   app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
   app.add_option("--lang", w.lang, "Language of the window and the lessons: en or zh (简体中文)");
   app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");
@@ -82,6 +101,24 @@ Theme parse_theme(const std::string& theme) {
   throw UsageError(fmt::format("--theme {}: use dark, light or projector", theme));
 }
 
+void check_classroom_flags(GuiOptions& o) {
+  if (!o.classroom) {
+    if (o.start_when > 0) throw UsageError("--start-when goes with --classroom");
+    return;
+  }
+  if (!o.watch.empty() || !o.replay.empty() || o.lesson != 0)
+    throw UsageError("--classroom shows the class's runs: drop --watch, --replay and --lesson");
+  if (o.classroom_port < 1 || o.classroom_port > 65535 - kClassroomRendezvousOffset)
+    throw UsageError(fmt::format("--port {}: use 1 to {}", o.classroom_port,
+                                 65535 - kClassroomRendezvousOffset));
+  if (o.start_when < 0 || o.start_when > sim::kMaxNodes)
+    throw UsageError(
+        fmt::format("--start-when {}: use 1 to {} students", o.start_when, sim::kMaxNodes));
+  if (o.token.empty()) o.token = classroom_token();
+  if (o.token.size() > sim::kMaxTokenBytes)
+    throw UsageError(fmt::format("--token: give 1 to {} bytes", sim::kMaxTokenBytes));
+}
+
 void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   if (w.mode == "train")
     o.sim.mode = RunMode::train;
@@ -114,6 +151,7 @@ void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   o.lesson_zh = lessons::parse_lang(w.lang) == lessons::Lang::zh || o.view_settings.chinese;
   o.view_settings.chinese = o.lesson_zh;
   o.view_settings.lesson_zh = o.lesson_zh;  // the lesson picker offers them in it too
+  check_classroom_flags(o);
   if (o.lesson != 0) {
     if (!o.replay.empty()) throw UsageError("--lesson and --replay: choose one");
     if (!o.watch.empty()) throw UsageError("--lesson and --watch: choose one");

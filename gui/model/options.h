@@ -19,9 +19,15 @@ struct GuiOptions {
   std::string replay_metrics;  // optional metrics JSONL for the replay's loss curve
   std::string compare;         // `dsgd compare --json` output, overlaid in the convergence view
   std::string watch;           // "PORT" or "HOST:PORT": show the runs streaming to it (watch.h)
-  std::string token;           // --watch: accept only runs that present this job token
-  int lesson = 0;              // > 0: open this lesson (as `dsgd lesson N`) in step mode
-  bool lesson_zh = false;      // --lang zh
+  std::string token;           // --watch, --classroom: the job token runs and students present
+  // --classroom: host a class whose students' laptops are the ranks (classroom.h), on
+  // classroom_host:classroom_port; headless, start a training run once start_when have joined.
+  bool classroom = false;
+  std::string classroom_host = "0.0.0.0";
+  int classroom_port = 29500;
+  int start_when = 0;
+  int lesson = 0;          // > 0: open this lesson (as `dsgd lesson N`) in step mode
+  bool lesson_zh = false;  // --lang zh
   View view = View::all;
   ViewSettings view_settings;
   std::string font;  // a TTF/TTC with CJK glyphs; empty = the Debian WenQuanYi font if present

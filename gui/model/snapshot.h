@@ -13,6 +13,7 @@
 #include "core/comm/message_phase.h"
 #include "core/events.h"
 #include "core/io/trace.h"
+#include "gui/model/classroom.h"
 #include "gui/model/layout.h"
 #include "gui/model/settings.h"
 #include "sim/network.h"
@@ -122,6 +123,14 @@ struct ControlState {
   SimSettings settings;
 };
 
+// The classroom panel (dsgd-gui --classroom): how students join, who has, and their runs.
+struct ClassroomView {
+  bool active = false;
+  std::string join_command;  // what a student types: "dsgd node --rendezvous ... --token ..."
+  std::string token;
+  ClassroomState state;
+};
+
 // One line of a lesson's transcript in the lesson panel.
 struct LessonLine {
   enum class Kind : uint8_t { section, say, print, message };
@@ -192,6 +201,7 @@ struct Snapshot {
   ViewSettings view;
   Algorithm algorithm = Algorithm::ring;
   LessonView lesson;
+  ClassroomView classroom;
   std::vector<StepView> steps;  // training steps begun by now_s, per rank, in no set order
   ExportView exporting;
 

@@ -17,6 +17,7 @@
 
 #include "core/errors.h"
 #include "core/io/monitor_wire.h"
+#include "gui/model/listen_socket.h"
 
 namespace dsgd::gui {
 
@@ -47,62 +48,25 @@ std::pair<std::string, std::string> split_endpoint(const std::string& endpoint) 
   return {host, port};
 }
 
-int listen_on(const std::string& host, const std::string& port, const std::string& endpoint) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
-    throw DataError(fmt::format("--watch {}: {}; give an address of this machine", endpoint,
-                                ::gai_strerror(rc)));
-  int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
-  const int one = 1;
-  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (fd < 0 || ::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    ::freeaddrinfo(found);
-    throw DataError(
-        fmt::format("--watch {}: cannot listen there: {}; choose another port", endpoint, why));
-  }
-  ::freeaddrinfo(found);
-  return fd;
-}
-
-uint16_t bound_port(int fd) {
-  sockaddr_storage a{};
-  socklen_t n = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  return ntohs(a.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
-                                       : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+ServerSocket listening_at(const std::string& endpoint) {
+  const auto [host, port] = split_endpoint(endpoint);
+  return ServerSocket(host, port, "--watch " + endpoint);
 }
 
 }  // namespace
 
 Watch::Watch(const std::string& endpoint, std::string token)
-    : endpoint_(endpoint), token_(std::move(token)) {
-  const auto [host, port] = split_endpoint(endpoint);
-  listen_fd_ = listen_on(host, port, endpoint);
-  port_ = bound_port(listen_fd_);
-  if (::pipe2(wake_fd_, O_CLOEXEC) != 0) {
-    ::close(listen_fd_);
-    throw DataError(fmt::format("--watch {}: {}", endpoint, std::strerror(errno)));
-  }
+    : endpoint_(endpoint), token_(std::move(token)), server_(listening_at(endpoint)) {
   thread_ = std::thread([this] { run(); });
 }
 
 Watch::~Watch() {
-  const char stop = 1;
-  [[maybe_unused]] const ssize_t n = ::write(wake_fd_[1], &stop, 1);
+  server_.wake();
   thread_.join();
   for (Sender* s : senders_) {
     ::close(s->fd);
     delete s;
   }
-  ::close(listen_fd_);
-  ::close(wake_fd_[0]);
-  ::close(wake_fd_[1]);
 }
 
 WatchState Watch::state() const {
@@ -113,7 +77,7 @@ WatchState Watch::state() const {
 // Polls the listening socket, the wake pipe and every sender until the pipe says stop.
 void Watch::run() {
   for (;;) {
-    std::vector<pollfd> fds{{wake_fd_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    std::vector<pollfd> fds{{server_.wake_fd(), POLLIN, 0}, {server_.fd(), POLLIN, 0}};
     for (const Sender* s : senders_)
       fds.push_back({s->fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
@@ -140,7 +104,7 @@ void Watch::run() {
 void Watch::accept_one() {
   sockaddr_storage a{};
   socklen_t n = sizeof a;
-  const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &n, SOCK_CLOEXEC);
+  const int fd = ::accept4(server_.fd(), reinterpret_cast<sockaddr*>(&a), &n, SOCK_CLOEXEC);
   if (fd < 0) return;
   char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
   ::getnameinfo(reinterpret_cast<sockaddr*>(&a), n, host, sizeof host, port, sizeof port,

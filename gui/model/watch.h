@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/events.h"
+#include "gui/model/listen_socket.h"
 
 namespace dsgd::gui {
 
@@ -45,7 +46,7 @@ class Watch {
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return server_.port(); }
   const std::string& endpoint() const { return endpoint_; }
   WatchState state() const;
 
@@ -61,9 +62,7 @@ class Watch {
   void refuse(Sender& s, const std::string& why);
 
   std::string endpoint_, token_;
-  uint16_t port_ = 0;
-  int listen_fd_ = -1;
-  int wake_fd_[2] = {-1, -1};     // a pipe that ends the thread's poll
+  ServerSocket server_;
   std::vector<Sender*> senders_;  // the thread's own
   mutable std::mutex mutex_;
   WatchState state_;

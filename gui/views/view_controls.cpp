@@ -249,13 +249,15 @@ void settings_editor(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   SimSettings& d = v.draft;
   bool changed = false;
-  ImGui::TextDisabled("%s", tr("these apply at Restart:"));
+  const bool classroom = s.classroom.active;  // the laptops are the nodes, training their run
+  ImGui::TextDisabled("%s", tr(classroom ? "these apply at Start:" : "these apply at Restart:"));
   int mode = d.mode == RunMode::train ? 0 : 1;
-  if (choice(tr("mode"), mode, {to_string(RunMode::train), to_string(RunMode::allreduce_demo)})) {
+  if (!classroom &&
+      choice(tr("mode"), mode, {to_string(RunMode::train), to_string(RunMode::allreduce_demo)})) {
     d.mode = mode == 0 ? RunMode::train : RunMode::allreduce_demo;
     changed = true;
   }
-  changed |= ImGui::SliderInt(tr("nodes"), &d.run.cluster.nodes, 1, 32);
+  if (!classroom) changed |= ImGui::SliderInt(tr("nodes"), &d.run.cluster.nodes, 1, 32);
   const Algorithm algorithms[] = {Algorithm::ring, Algorithm::naive, Algorithm::tree,
                                   Algorithm::halving_doubling, Algorithm::automatic};
   int alg =
@@ -266,14 +268,14 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   changed |= training_editor(d.run);
-  changed |= fault_editor(d.run, s.controls.step);
-  if (ImGui::Button(tr("Restart with these settings"), ImVec2(-1, 0)))
+  if (!classroom) changed |= fault_editor(d.run, s.controls.step);
+  if (!classroom && ImGui::Button(tr("Restart with these settings"), ImVec2(-1, 0)))
     commands.push(Command{.kind = CommandKind::restart, .settings = d});
   ImGui::Separator();
-  ImGui::TextDisabled("%s", tr("the network applies now:"));
+  if (!classroom) ImGui::TextDisabled("%s", tr("the network applies now:"));
   if (link_editor(d.run.cluster.network.link)) {
     changed = true;
-    commands.push(Command{.kind = CommandKind::set_link, .settings = d});
+    if (!classroom) commands.push(Command{.kind = CommandKind::set_link, .settings = d});
   }
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
@@ -319,9 +321,14 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     ImGui::TextWrapped("error: %s", s.error.c_str());
     ImGui::PopStyleColor();
   }
-  run_controls(s, commands);
-  speed_presets(s, commands);
-  bookmark_list(s, commands);
+  if (s.classroom.active) {
+    draw_classroom(s, commands);
+    if (s.controls.watching) ImGui::Text("%s: %s", tr("status"), s.controls.status.c_str());
+  } else {
+    run_controls(s, commands);
+    speed_presets(s, commands);
+    bookmark_list(s, commands);
+  }
   if (s.view.selected_message >= 0 &&
       s.view.selected_message < static_cast<int>(s.messages.size())) {
     const MessageView& m = s.messages[s.view.selected_message];
@@ -331,11 +338,13 @@ void draw_controls(const Snapshot& s, Commands& commands) {
     if (ImGui::SmallButton(tr("clear")))
       commands.push(Command{.kind = CommandKind::select_message, .index = -1});
   }
-  if (ImGui::CollapsingHeader(tr("Lessons"), s.lesson.active ? ImGuiTreeNodeFlags_None
+  if (!s.classroom.active &&
+      ImGui::CollapsingHeader(tr("Lessons"), s.lesson.active ? ImGuiTreeNodeFlags_None
                                                              : ImGuiTreeNodeFlags_DefaultOpen))
     draw_lesson_picker(s, commands);
-  if (ImGui::CollapsingHeader(tr("Simulation"), s.lesson.active ? ImGuiTreeNodeFlags_None
-                                                                : ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader(
+          tr(s.classroom.active ? "The laptops' training run" : "Simulation"),
+          s.lesson.active ? ImGuiTreeNodeFlags_None : ImGuiTreeNodeFlags_DefaultOpen))
     settings_editor(s, commands);
   if (ImGui::CollapsingHeader(tr("View"), ImGuiTreeNodeFlags_DefaultOpen)) {
     view_options(s, commands);

@@ -478,7 +478,10 @@ void draw_topology(const Snapshot& s, Commands& commands, TopologyLayers& layers
   const ImVec2 top = ImGui::GetCursorScreenPos();
   if (avail.x < 20 || avail.y < 20) return;
   if (s.world == 0) {
-    ImGui::TextUnformatted(tr("No ranks yet: start a run or open a trace."));
+    ImGui::TextWrapped(
+        "%s", tr(s.classroom.active ? "No run yet: the laptops that join are listed in the "
+                                      "controls; Start trains on them."
+                                    : "No ranks yet: start a run or open a trace."));
     return;
   }
   const Frame f = frame_of(s, top, avail);

@@ -49,6 +49,8 @@ void draw_timeline(const Snapshot& snapshot, Commands& commands);
 void draw_timeline_legend(const Snapshot& snapshot, size_t dense_messages);
 void draw_gradients(const Snapshot& snapshot, Commands& commands);
 void draw_controls(const Snapshot& snapshot, Commands& commands);
+// The classroom panel (dsgd-gui --classroom): how to join, who has, and Start.
+void draw_classroom(const Snapshot& snapshot, Commands& commands);
 // The lesson panel (view_lesson.cpp), and its lesson and language picker alone.
 void draw_lesson(const Snapshot& snapshot, Commands& commands);
 void draw_lesson_picker(const Snapshot& snapshot, Commands& commands);

@@ -9,44 +9,8 @@
 set -eu
 dsgd=$1
 gui=$2
-skip() {
-  echo "SKIPPED: $*"
-  exit 77
-}
-fail() {
-  echo "FAILED: $*"
-  exit 1
-}
-[ "$(id -u)" = 0 ] || skip "network namespaces need root"
-command -v ip >/dev/null || skip "no ip (iproute2)"
-command -v xvfb-run >/dev/null || skip "no xvfb-run"
-tag=dc$$
-dir=$(mktemp -d)
-cleanup() {
-  for n in t s0 s1 s2 s3 x; do ip netns del "${tag}$n" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-ip netns add "${tag}t" 2>/dev/null || skip "cannot make network namespaces here"
-in_ns() { # in_ns NAMESPACE COMMAND...
-  ns=$1
-  shift
-  ip netns exec "${tag}$ns" "$@"
-}
-in_ns t ip link set lo up
-in_ns t ip link add br0 type bridge
-in_ns t ip addr add 10.77.0.1/24 dev br0
-in_ns t ip link set br0 up
-machine() { # machine NAME HOST: a namespace on the bridge at 10.77.0.HOST
-  ip netns add "${tag}$1"
-  in_ns "$1" ip link set lo up
-  ip link add "${tag}a$1" type veth peer name "${tag}b$1"
-  ip link set "${tag}a$1" netns "${tag}t"
-  ip link set "${tag}b$1" netns "${tag}$1"
-  in_ns t ip link set "${tag}a$1" master br0 up
-  in_ns "$1" ip addr add "10.77.0.$2/24" dev "${tag}b$1"
-  in_ns "$1" ip link set "${tag}b$1" up
-}
+students="s0 s1 s2 s3 x"
+. "$(dirname "$0")/room.sh"
 for k in 0 1 2 3; do machine "s$k" $((10 + k)); done
 machine x 99
 delay="no delay (tc netem unavailable: that part skipped)"
@@ -59,12 +23,7 @@ in_ns t xvfb-run -a -s "-screen 0 1280x720x24" "$gui" --watch 10.77.0.1:29600 \
   --token classroom --headless --frames 5 --wait 120 --screenshot "$dir/watch.png" \
   >"$dir/gui.log" 2>&1 &
 teacher=$!
-i=0
-until in_ns t ss -ltn | grep -q '10.77.0.1:29600 '; do
-  i=$((i + 1))
-  [ $i -lt 600 ] || fail "the teacher's window never listened: $(cat "$dir/gui.log")"
-  sleep 0.1
-done
+until_listening 10.77.0.1:29600 "$dir/gui.log"
 # The intruder: a run with the wrong token, refused by the window.
 DSGD_TOKEN=guess in_ns x "$dsgd" node --rank 0 --world 1 --rendezvous 10.77.0.99:29500 \
   --listen 10.77.0.99 --steps 2 -q --monitor 10.77.0.1:29600 >"$dir/x.log" 2>&1 ||

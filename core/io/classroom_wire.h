@@ -1,0 +1,72 @@
+// The classroom's wire format: what a student's `dsgd node --rendezvous TEACHER:PORT` and the
+// teacher's `dsgd-gui --classroom` say to each other, one JSON text per line. The student
+// joins and stays connected while the class lasts; the teacher numbers the students who are
+// there when a run starts and tells each its rank, the run and where to meet; the student
+// runs it as `dsgd node` does, says how it ended, and waits for the next run:
+//   student:  {"dsgd_classroom":1,"token":"...","name":"alice"}
+//   teacher:  {"welcome":{"seat":3}}            or  {"refused":"wrong job token"}
+//   teacher:  {"start":{"run":1,"rank":0,"world":4,"rendezvous":"10.0.0.5:29502",
+//              "monitor_port":29501,"lesson":0,"lang":"en","spec":{...}}}
+//   student:  {"done":{"run":1,"error":""}}
+//   teacher:  {"end":"the teacher closed the classroom"}
+// A run's description (`spec`, sim/run_spec.h) names no file: a student's laptop writes
+// nothing the teacher chose.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dsgd {
+
+inline constexpr int kClassroomVersion = 1;
+// The longest line either side reads (a run description is a few kB).
+inline constexpr size_t kMaxClassroomLine = 64 * 1024;
+// The ports a classroom uses, from the one the teacher gives (--port, 29500 by default):
+// that one for joining, the next for the window's observer stream, the one after on the
+// laptop of the run's rank 0 for the run's own rendezvous.
+inline constexpr int kClassroomMonitorOffset = 1;
+inline constexpr int kClassroomRendezvousOffset = 2;
+
+struct ClassroomJoin {
+  std::string token;
+  std::string name;
+};
+
+struct ClassroomStart {
+  int run = 0;             // the class's runs, counted from 1
+  int rank = 0;            // the receiver's
+  int world = 0;           // ranks in the run
+  std::string rendezvous;  // "IP:PORT" of rank 0's rendezvous
+  int monitor_port = 0;    // where the teacher's window watches, on the teacher's address
+  int lesson = 0;          // a lesson's number, or 0: training with `spec`
+  std::string lang = "en";
+  std::string spec_json;  // the run description (sim/run_spec.h), serialized
+};
+
+struct ClassroomDone {
+  int run = 0;
+  std::string error;  // "" when the student's rank finished
+};
+
+// One line each; every line ends with '\n'.
+std::string classroom_join_line(const ClassroomJoin& join);
+std::string classroom_welcome_line(int seat);
+std::string classroom_refused_line(const std::string& why);
+std::string classroom_start_line(const ClassroomStart& start);
+std::string classroom_done_line(const ClassroomDone& done);
+std::string classroom_end_line(const std::string& why);
+
+// One line read back: exactly one of the fields is set. DataError saying what is wrong for a
+// line that is none of them (or of another version).
+struct ClassroomMessage {
+  std::optional<ClassroomJoin> join;
+  std::optional<int> welcome;  // the seat
+  std::optional<std::string> refused;
+  std::optional<ClassroomStart> start;
+  std::optional<ClassroomDone> done;
+  std::optional<std::string> end;
+};
+ClassroomMessage parse_classroom_line(std::string_view line);
+
+}  // namespace dsgd

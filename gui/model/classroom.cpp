@@ -1,0 +1,206 @@
+#include "gui/model/classroom.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/errors.h"
+#include "core/io/classroom_wire.h"
+#include "gui/model/listen_socket.h"
+
+namespace dsgd::gui {
+
+struct Classroom::Connection {
+  int fd = -1;
+  std::string address;  // the peer's IP
+  std::string pending;  // bytes after the last whole line
+  int seat = 0;         // 0 until it joined
+};
+
+int ClassroomState::waiting() const {
+  return static_cast<int>(std::count_if(students.begin(), students.end(),
+                                        [](const Student& s) { return s.here && !s.running; }));
+}
+
+bool ClassroomState::running() const {
+  return std::any_of(students.begin(), students.end(),
+                     [&](const Student& s) { return s.run == run && s.running; });
+}
+
+std::string classroom_token() {
+  static constexpr char kLetters[] = "abcdefghjkmnpqrstuvwxyz23456789";  // no 0/o, 1/l/i
+  std::random_device device;
+  std::uniform_int_distribution<size_t> pick(0, sizeof kLetters - 2);
+  std::string token;
+  for (int i = 0; i < 6; ++i)
+    token += kLetters[pick(device)];
+  return token;
+}
+
+Classroom::Classroom(const std::string& host, int port, std::string token)
+    : host_(host),
+      token_(std::move(token)),
+      server_(host, std::to_string(port), fmt::format("--classroom on {}:{}", host, port)) {
+  thread_ = std::thread([this] { serve(); });
+}
+
+Classroom::~Classroom() {
+  server_.wake();
+  thread_.join();
+  for (Connection* c : connections_) {
+    if (c->seat > 0) send_line(*c, classroom_end_line("the teacher closed the classroom"));
+    ::close(c->fd);
+    delete c;
+  }
+}
+
+int Classroom::monitor_port() const {
+  return port() + kClassroomMonitorOffset;
+}
+
+ClassroomState Classroom::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+// Polls the listening socket, the wake pipe and every connection until the pipe says stop.
+void Classroom::serve() {
+  for (;;) {
+    std::vector<pollfd> fds{{server_.wake_fd(), POLLIN, 0}, {server_.fd(), POLLIN, 0}};
+    {
+      std::lock_guard lock(mutex_);
+      for (const Connection* c : connections_)
+        fds.push_back({c->fd, POLLIN, 0});
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (fds[0].revents) return;
+    std::vector<Connection*> gone;
+    for (size_t i = 2; i < fds.size(); ++i) {
+      Connection* c = connections_[i - 2];
+      if (fds[i].revents && !read_from(*c)) gone.push_back(c);
+    }
+    std::lock_guard lock(mutex_);
+    for (Connection* c : gone) {
+      if (Student* s = student_of(*c)) s->here = false, s->running = false;
+      std::erase(connections_, c);
+      ::close(c->fd);
+      delete c;
+    }
+    if (fds[1].revents & POLLIN) accept_one();
+  }
+}
+
+void Classroom::accept_one() {
+  const int fd = ::accept4(server_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) connections_.push_back(new Connection{.fd = fd, .address = peer_host(fd)});
+}
+
+Student* Classroom::student_of(const Connection& c) {
+  if (c.seat <= 0 || c.seat > static_cast<int>(state_.students.size())) return nullptr;
+  return &state_.students[static_cast<size_t>(c.seat - 1)];
+}
+
+bool Classroom::read_from(Connection& c) {
+  char buffer[16384];
+  const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+  if (n <= 0) return false;
+  c.pending.append(buffer, static_cast<size_t>(n));
+  std::lock_guard lock(mutex_);
+  try {
+    size_t start = 0;
+    for (size_t end; (end = c.pending.find('\n', start)) != std::string::npos; start = end + 1)
+      take_line(c, c.pending.substr(start, end - start));
+    c.pending.erase(0, start);
+    if (c.pending.size() > kMaxClassroomLine)
+      throw DataError(fmt::format("a line longer than {} bytes", kMaxClassroomLine));
+    return true;
+  } catch (const DataError& e) {
+    ++state_.refused;
+    state_.last_refusal = fmt::format("{}: {}", c.address, e.what());
+    if (c.seat == 0) send_line(c, classroom_refused_line(e.what()));
+    return false;
+  }
+}
+
+// Under mutex_. DataError refuses the connection.
+void Classroom::take_line(Connection& c, const std::string& line) {
+  const ClassroomMessage m = parse_classroom_line(line);
+  if (c.seat == 0) {
+    if (!m.join) throw DataError("it did not begin by joining");
+    if (m.join->token != token_) throw DataError("wrong job token");
+    c.seat = static_cast<int>(state_.students.size()) + 1;
+    state_.students.push_back({.seat = c.seat,
+                               .name = m.join->name.empty() ? c.address : m.join->name,
+                               .address = c.address});
+    send_line(c, classroom_welcome_line(c.seat));
+    return;
+  }
+  Student* s = student_of(c);
+  if (m.done && s && m.done->run == s->run) {
+    s->running = false;
+    s->outcome = m.done->error.empty() ? "finished" : m.done->error;
+  }
+}
+
+void Classroom::send_line(Connection& c, const std::string& line) {
+  [[maybe_unused]] const ssize_t n =
+      ::send(c.fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+namespace {
+
+bool loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0;
+}
+
+// Seats of the first `world` students waiting, rank 0 first: the first whose address
+// every other can reach (not loopback, unless all of them are on this machine).
+std::vector<int> pick_ranks(const std::vector<Student>& students, int world) {
+  std::vector<int> seats;
+  for (const Student& s : students)
+    if (s.here && !s.running && static_cast<int>(seats.size()) < world) seats.push_back(s.seat);
+  const auto remote = std::find_if(seats.begin(), seats.end(), [&](int seat) {
+    return !loopback(students[static_cast<size_t>(seat - 1)].address);
+  });
+  if (remote != seats.end()) std::rotate(seats.begin(), remote, remote + 1);
+  return seats;
+}
+
+}  // namespace
+
+int Classroom::start(int world, const std::string& spec_json, int lesson, const std::string& lang) {
+  std::lock_guard lock(mutex_);
+  if (state_.waiting() < world)
+    throw UsageError(
+        fmt::format("{} students are waiting; this run needs {}", state_.waiting(), world));
+  const std::vector<int> seats = pick_ranks(state_.students, world);
+  const Student& rank0 = state_.students[static_cast<size_t>(seats[0] - 1)];
+  ClassroomStart start{
+      .run = ++state_.run,
+      .world = world,
+      .rendezvous = fmt::format("{}:{}", rank0.address, port() + kClassroomRendezvousOffset),
+      .monitor_port = monitor_port(),
+      .lesson = lesson,
+      .lang = lang,
+      .spec_json = spec_json};
+  state_.lesson = lesson;
+  state_.world = world;
+  for (int rank = 0; rank < world; ++rank) {
+    Student& s = state_.students[static_cast<size_t>(seats[static_cast<size_t>(rank)] - 1)];
+    s.run = start.run, s.rank = rank, s.running = true, s.outcome.clear();
+    start.rank = rank;
+    for (Connection* c : connections_)
+      if (c->seat == s.seat) send_line(*c, classroom_start_line(start));
+  }
+  return start.run;
+}
+
+}  // namespace dsgd::gui

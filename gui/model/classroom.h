@@ -1,0 +1,84 @@
+// Classroom: `dsgd-gui --classroom`, the teacher's side of a class whose students' laptops
+// are the ranks (core/io/classroom_wire.h). A thread of its own listens for students (on
+// every address unless a host is given), welcomes those with the token, refuses the others
+// (closed, counted), and notices who leaves. start() numbers the students waiting, in the
+// order they joined, and tells each its rank, the run and where to meet: rank 0's laptop
+// hosts the run's rendezvous, and every laptop streams its events to the window's watch
+// (watch.h) on the next port. The window never sends anything into a run once it started.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gui/model/listen_socket.h"
+
+namespace dsgd::gui {
+
+struct Student {
+  int seat = 0;          // in the order they joined, from 1
+  std::string name;      // as they gave it (their address when none)
+  std::string address;   // their IP, as this machine sees it
+  bool here = true;      // false once their connection closed (they left, or their laptop slept)
+  int run = 0;           // the last run they were given (0: none yet)
+  int rank = -1;         // their rank in it
+  bool running = false;  // in that run, not done yet
+  std::string outcome;   // how that run ended for them: "" while none, "finished" or the error
+};
+
+struct ClassroomState {
+  std::vector<Student> students;  // by seat
+  int refused = 0;                // connections closed as not a student of this class
+  std::string last_refusal;       // why the latest was
+  int run = 0;                    // runs started so far
+  int lesson = 0;                 // the latest run's lesson (0: training)
+  int world = 0;                  // its ranks
+  int waiting() const;            // students here and in no run
+  bool running() const;           // a student of the latest run is in it still
+};
+
+class Classroom {
+ public:
+  // Listens on HOST:PORT (HOST "0.0.0.0": every address). DataError when it cannot (the
+  // port taken).
+  Classroom(const std::string& host, int port, std::string token);
+  ~Classroom();  // tells every student the class is over
+  Classroom(const Classroom&) = delete;
+  Classroom& operator=(const Classroom&) = delete;
+
+  int port() const { return server_.port(); }
+  int monitor_port() const;  // where the window watches the runs
+  const std::string& host() const { return host_; }
+  const std::string& token() const { return token_; }
+  ClassroomState state() const;
+
+  // Starts run number state().run + 1 on the first `world` students waiting, in seat order
+  // (rank 0 the first whose address every other can reach): `spec_json` is the run's
+  // description, `lesson` a lesson's number (0: training). UsageError when fewer wait.
+  // Returns the run's number.
+  int start(int world, const std::string& spec_json, int lesson, const std::string& lang);
+
+ private:
+  struct Connection;
+  void serve();
+  void accept_one();
+  bool read_from(Connection& c);  // false: the connection ended or was refused
+  void take_line(Connection& c, const std::string& line);
+  void send_line(Connection& c, const std::string& line);
+  Student* student_of(const Connection& c);
+
+  std::string host_;
+  std::string token_;
+  ServerSocket server_;
+  std::vector<Connection*> connections_;  // the thread's, under mutex_
+  mutable std::mutex mutex_;
+  ClassroomState state_;
+  std::thread thread_;
+};
+
+// A job token for a class, short enough to read off a projector ("k7f3q9").
+std::string classroom_token();
+
+}  // namespace dsgd::gui

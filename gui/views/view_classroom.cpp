@@ -1,0 +1,83 @@
+// The classroom panel (dsgd-gui --classroom), at the top of the controls: the command a
+// student types, who has joined and how their last run went, and the button that starts the
+// next run on every laptop waiting. Readable from the back row: the token and the names in
+// the window's text size, a row per student.
+#include <string>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "gui/model/ui_text.h"
+#include "gui/views/theme.h"
+#include "gui/views/views.h"
+
+namespace dsgd::gui {
+namespace {
+
+// What a student is doing, in a few words.
+std::string student_state(const Student& st, const ClassroomState& c) {
+  if (!st.here) return tr("left");
+  if (st.running) return fmt::format(fmt::runtime(tr("rank {}, running")), st.rank);
+  if (st.run == 0) return tr("waiting");
+  if (st.outcome == "finished")
+    return fmt::format(fmt::runtime(tr("rank {} of run {}: finished")), st.rank, st.run);
+  return fmt::format(fmt::runtime(tr("rank {} of run {}: {}")), st.rank, st.run, st.outcome);
+}
+
+void student_table(const ClassroomState& c) {
+  if (c.students.empty()) {
+    ImGui::TextDisabled("%s", tr("nobody has joined yet"));
+    return;
+  }
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("students", 3, flags)) return;
+  ImGui::TableSetupColumn("#");
+  ImGui::TableSetupColumn(tr("student"));
+  ImGui::TableSetupColumn(tr("state"), ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const Student& st : c.students) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", st.seat);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(st.name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", st.address.c_str());
+    ImGui::TableNextColumn();
+    const bool failed = st.here && !st.running && st.run > 0 && st.outcome != "finished";
+    if (!st.here || failed) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.35f, 0.3f, 1));
+    ImGui::TextWrapped("%s", student_state(st, c).c_str());
+    if (!st.here || failed) ImGui::PopStyleColor();
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_classroom(const Snapshot& s, Commands& commands) {
+  const ClassroomView& v = s.classroom;
+  const ClassroomState& c = v.state;
+  ImGui::TextWrapped("%s", tr("Students join with:"));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_CheckMark));
+  ImGui::TextWrapped("%s", v.join_command.c_str());
+  ImGui::PopStyleColor();
+  student_table(c);
+  const int waiting = c.waiting();
+  ImGui::BeginDisabled(waiting == 0 || c.running());
+  const std::string start =
+      fmt::format(fmt::runtime(tr("Start training on {} laptops###start_class")), waiting);
+  if (ImGui::Button(start.c_str(), ImVec2(-1, 0)))
+    commands.push(Command{.kind = CommandKind::start_class_run, .index = 0});
+  ImGui::EndDisabled();
+  if (c.run > 0)
+    ImGui::Text("%s", fmt::format(fmt::runtime(tr(c.running() ? "run {}: {} laptops, running"
+                                                              : "run {}: {} laptops, ended")),
+                                  c.run, c.world)
+                          .c_str());
+  if (c.refused > 0)
+    ImGui::TextDisabled(
+        "%s", fmt::format(fmt::runtime(tr("{} refused (latest: {})")), c.refused, c.last_refusal)
+                  .c_str());
+}
+
+}  // namespace dsgd::gui

@@ -1,0 +1,141 @@
+// dsgd-gui --classroom: the teacher's side welcomes students with the token and refuses the
+// rest, numbers those waiting when a run starts, hears how each run ended and who left; and
+// real `dsgd node` students on loopback train the teacher's run, streamed to the window.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/ip/address.hpp>
+#include <memory>
+#include <string>
+
+#include "core/errors.h"
+#include "gui/model/app.h"
+#include "gui/model/classroom.h"
+#include "node_processes.h"
+#include "raw_socket.h"
+#include "sim/classroom_client.h"
+#include "wait_until.h"
+
+using namespace dsgd;
+using namespace dsgd::gui;
+using boost::asio::ip::tcp;
+
+namespace {
+
+tcp::endpoint on_loopback(int port) {
+  return {boost::asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port)};
+}
+
+std::unique_ptr<sim::ClassroomClient> student(int port, const std::string& name,
+                                              const std::string& token = "room42") {
+  return std::make_unique<sim::ClassroomClient>(on_loopback(port),
+                                                ClassroomJoin{.token = token, .name = name},
+                                                Clock::now() + std::chrono::seconds(30));
+}
+
+}  // namespace
+
+TEST_CASE("a classroom welcomes students with the token, refuses others, sees who leaves",
+          "[gui][classroom]") {
+  Classroom room("127.0.0.1", 0, "room42");
+  auto alice = student(room.port(), "alice");
+  auto bob = student(room.port(), "bob");
+  CHECK(alice->seat() == 1);
+  CHECK(bob->seat() == 2);
+  CHECK(alice->local_address() == "127.0.0.1");
+  try {
+    student(room.port(), "mallory", "guess");
+    FAIL("a wrong token was let in");
+  } catch (const CommError& e) {
+    CHECK(std::string(e.what()).find("refused this node: wrong job token") != std::string::npos);
+  }
+  const int foreign = test::raw_connect(static_cast<uint16_t>(room.port()));
+  test::raw_send(foreign, {'G', 'E', 'T', ' ', '/', '\n'});
+  const std::optional<std::string> answer =
+      test::read_until_closed(foreign, std::chrono::seconds(10));
+  REQUIRE(answer);  // closed, with the reason
+  CHECK(answer->find("refused") != std::string::npos);
+  ::close(foreign);
+  REQUIRE(test::wait_for([&] { return room.state().refused == 2; }));
+  ClassroomState c = room.state();
+  REQUIRE(c.students.size() == 2);
+  CHECK(c.students[0].name == "alice");
+  CHECK(c.students[1].address == "127.0.0.1");
+  CHECK(c.waiting() == 2);
+  CHECK(c.last_refusal.find("not a dsgd classroom line") != std::string::npos);
+  alice.reset();  // her laptop closes
+  REQUIRE(test::wait_for([&] { return !room.state().students[0].here; }));
+  CHECK(room.state().waiting() == 1);
+}
+
+TEST_CASE("a classroom's run numbers the students waiting and hears how it ended",
+          "[gui][classroom]") {
+  auto room = std::make_unique<Classroom>("127.0.0.1", 0, "room42");
+  auto alice = student(room->port(), "alice");
+  auto bob = student(room->port(), "bob");
+  REQUIRE(test::wait_for([&] { return room->state().waiting() == 2; }));
+  CHECK_THROWS_AS(room->start(3, "{}", 0, "en"), UsageError);
+  CHECK(room->start(2, R"({"steps":5})", 0, "en") == 1);
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const std::optional<ClassroomStart> a = alice->next_run(deadline);
+  const std::optional<ClassroomStart> b = bob->next_run(deadline);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->rank == 0);
+  CHECK(b->rank == 1);
+  CHECK(a->world == 2);
+  CHECK(a->rendezvous == fmt::format("127.0.0.1:{}", room->port() + 2));
+  CHECK(a->monitor_port == room->monitor_port());
+  CHECK(a->spec_json == R"({"steps":5})");
+  CHECK(room->state().running());
+  CHECK(room->state().waiting() == 0);
+  alice->done({.run = 1});
+  bob->done({.run = 1, .error = "rank 1: lost rank 0"});
+  REQUIRE(test::wait_for([&] { return !room->state().running(); }));
+  const ClassroomState c = room->state();
+  CHECK(c.students[0].outcome == "finished");
+  CHECK(c.students[1].outcome == "rank 1: lost rank 0");
+  CHECK(c.waiting() == 2);
+  room.reset();  // the teacher closes the window: the class is over for everyone
+  CHECK_FALSE(alice->next_run(Clock::now() + std::chrono::seconds(30)));
+}
+
+TEST_CASE("dsgd node students train the teacher's run and the window watches it",
+          "[gui][classroom]") {
+  GuiApp app;
+  app.open_classroom(std::make_unique<Classroom>("127.0.0.1", 0, "room42"));
+  const int port = app.classroom()->port();
+  std::vector<std::unique_ptr<test::Process>> students;
+  for (const char* name : {"ann", "ben", "cho"})
+    students.push_back(std::make_unique<test::Process>(
+        fmt::format("node --rendezvous 127.0.0.1:{} --token room42 --name {}", port, name),
+        fmt::format("classroom-{}", name)));
+  REQUIRE(test::wait_for([&] { return app.classroom()->state().waiting() == 3; }));
+  app.view().draft.run.steps = 5;
+  app.view().draft.run.model = "mlp:16";
+  Commands start;
+  start.push(Command{.kind = CommandKind::start_class_run, .index = 0});
+  app.apply(start);
+  REQUIRE(app.snapshot().error.empty());
+  REQUIRE(test::wait_for([&] {
+    const ClassroomState c = app.classroom()->state();
+    return c.run == 1 && !c.running();
+  }));
+  REQUIRE(test::wait_for([&] { return app.watch()->state().senders.size() == 3; }));
+  const Snapshot s = app.snapshot();
+  CHECK(s.world == 3);
+  CHECK(s.classroom.active);
+  CHECK(s.classroom.join_command.find("--token room42") != std::string::npos);
+  REQUIRE(s.rank_names.size() == 3);
+  for (const Student& st : app.classroom()->state().students) {  // ranks in the order they joined
+    INFO(st.name << ": " << st.outcome);
+    CHECK(st.outcome == "finished");
+    CHECK(st.rank == st.seat - 1);
+    CHECK(s.rank_names[static_cast<size_t>(st.rank)] == st.name);
+  }
+  app.open_classroom(nullptr);  // the class ends: every student's dsgd node exits 0
+  for (auto& p : students) {
+    INFO(p->err());
+    CHECK(p->wait(std::chrono::seconds(30)) == 0);
+    CHECK(p->err().find("the class is over") != std::string::npos);
+  }
+}
