@@ -67,6 +67,21 @@ TEST_CASE("a classroom welcomes students with the token, refuses others, sees wh
   CHECK(room.state().waiting() == 1);
 }
 
+TEST_CASE("a connection that does not join in time is refused", "[gui][classroom]") {
+  Classroom room("127.0.0.1", 0, "room42", std::chrono::milliseconds(300));
+  const int silent = test::raw_connect(static_cast<uint16_t>(room.port()));
+  const std::optional<std::string> answer =
+      test::read_until_closed(silent, std::chrono::seconds(30));
+  ::close(silent);
+  REQUIRE(answer);  // closed by the classroom
+  const ClassroomState c = room.state();
+  CHECK(c.refused == 1);
+  CHECK(c.students.empty());
+  CHECK(c.last_refusal.find("did not join within 0.3 s") != std::string::npos);
+  auto alice = student(room.port(), "alice");  // a student who joins at once is welcome
+  CHECK(alice->seat() == 1);
+}
+
 TEST_CASE("a classroom's run numbers the students waiting and hears how it ended",
           "[gui][classroom]") {
   auto room = std::make_unique<Classroom>("127.0.0.1", 0, "room42");
@@ -104,11 +119,12 @@ TEST_CASE("dsgd node students train the teacher's run and the window watches it"
   GuiApp app;
   app.open_classroom(std::make_unique<Classroom>("127.0.0.1", 0, "room42"));
   const int port = app.classroom()->port();
+  const test::TempDir logs;
   std::vector<std::unique_ptr<test::Process>> students;
   for (const char* name : {"ann", "ben", "cho"})
     students.push_back(std::make_unique<test::Process>(
         fmt::format("node --rendezvous 127.0.0.1:{} --token room42 --name {}", port, name),
-        fmt::format("classroom-{}", name)));
+        logs / name));
   REQUIRE(test::wait_for([&] { return app.classroom()->state().waiting() == 3; }));
   app.view().draft.run.steps = 5;
   app.view().draft.run.model = "mlp:16";

@@ -20,6 +20,7 @@ namespace dsgd::gui {
 
 struct Classroom::Connection {
   int fd = -1;
+  std::chrono::steady_clock::time_point accepted;
   std::string address;  // the peer's IP
   std::string pending;  // bytes after the last whole line
   int seat = 0;         // 0 until it joined
@@ -45,9 +46,11 @@ std::string classroom_token() {
   return token;
 }
 
-Classroom::Classroom(const std::string& host, int port, std::string token)
+Classroom::Classroom(const std::string& host, int port, std::string token,
+                     std::chrono::milliseconds join_within)
     : host_(host),
       token_(std::move(token)),
+      join_within_(join_within),
       server_(host, std::to_string(port), fmt::format("--classroom on {}:{}", host, port)) {
   thread_ = std::thread([this] { serve(); });
 }
@@ -80,7 +83,7 @@ void Classroom::serve() {
       for (const Connection* c : connections_)
         fds.push_back({c->fd, POLLIN, 0});
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) return;
     if (fds[0].revents) return;
     std::vector<Connection*> gone;
     for (size_t i = 2; i < fds.size(); ++i) {
@@ -94,13 +97,29 @@ void Classroom::serve() {
       ::close(c->fd);
       delete c;
     }
+    refuse_silent();
     if (fds[1].revents & POLLIN) accept_one();
   }
 }
 
+void Classroom::refuse_silent() {
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(connections_, [&](Connection* c) {
+    if (c->seat > 0 || now - c->accepted < join_within_) return false;
+    ++state_.refused;
+    state_.last_refusal = fmt::format("{}: it did not join within {} s", c->address,
+                                      std::chrono::duration<double>(join_within_).count());
+    ::close(c->fd);
+    delete c;
+    return true;
+  });
+}
+
 void Classroom::accept_one() {
   const int fd = ::accept4(server_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd >= 0) connections_.push_back(new Connection{.fd = fd, .address = peer_host(fd)});
+  if (fd >= 0)
+    connections_.push_back(new Connection{
+        .fd = fd, .accepted = std::chrono::steady_clock::now(), .address = peer_host(fd)});
 }
 
 Student* Classroom::student_of(const Connection& c) {

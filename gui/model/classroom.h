@@ -7,6 +7,7 @@
 // (watch.h) on the next port. The window never sends anything into a run once it started.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -41,9 +42,14 @@ struct ClassroomState {
 
 class Classroom {
  public:
+  // A connection that has not joined within this long is refused (a foreign program that
+  // connects and says nothing would otherwise hold its descriptor for the whole class).
+  static constexpr std::chrono::milliseconds kJoinWithin{10000};
+
   // Listens on HOST:PORT (HOST "0.0.0.0": every address). DataError when it cannot (the
   // port taken).
-  Classroom(const std::string& host, int port, std::string token);
+  Classroom(const std::string& host, int port, std::string token,
+            std::chrono::milliseconds join_within = kJoinWithin);
   ~Classroom();  // tells every student the class is over
   Classroom(const Classroom&) = delete;
   Classroom& operator=(const Classroom&) = delete;
@@ -64,6 +70,7 @@ class Classroom {
   struct Connection;
   void serve();
   void accept_one();
+  void refuse_silent();           // under mutex_: those that have not joined within join_within_
   bool read_from(Connection& c);  // false: the connection ended or was refused
   void take_line(Connection& c, const std::string& line);
   void send_line(Connection& c, const std::string& line);
@@ -71,6 +78,7 @@ class Classroom {
 
   std::string host_;
   std::string token_;
+  std::chrono::milliseconds join_within_;
   ServerSocket server_;
   std::vector<Connection*> connections_;  // the thread's, under mutex_
   mutable std::mutex mutex_;
