@@ -122,3 +122,15 @@ TEST_CASE("a watch on a port that is taken, or not a port, is refused", "[gui][m
   CHECK_THROWS_AS(Watch("http"), UsageError);
   CHECK_THROWS_AS(Watch("host:99999"), UsageError);
 }
+
+TEST_CASE("a connection that sends no hello in time is refused, the watch goes on",
+          "[gui][monitor]") {
+  Watch watch("0", "", std::chrono::milliseconds(300));
+  const int silent = test::raw_connect(watch.port());
+  CHECK(test::closed_by_peer(silent, std::chrono::seconds(30)));
+  ::close(silent);
+  const WatchState w = watch.state();
+  CHECK(w.refused == 1);
+  CHECK(w.last_refusal.find("no hello within 0.3 s") != std::string::npos);
+  CHECK(w.connected == 0);
+}

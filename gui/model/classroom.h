@@ -42,14 +42,10 @@ struct ClassroomState {
 
 class Classroom {
  public:
-  // A connection that has not joined within this long is refused (a foreign program that
-  // connects and says nothing would otherwise hold its descriptor for the whole class).
-  static constexpr std::chrono::milliseconds kJoinWithin{10000};
-
   // Listens on HOST:PORT (HOST "0.0.0.0": every address). DataError when it cannot (the
-  // port taken).
+  // port taken). A connection that has not joined within `join_within` is refused.
   Classroom(const std::string& host, int port, std::string token,
-            std::chrono::milliseconds join_within = kJoinWithin);
+            std::chrono::milliseconds join_within = kGreetWithin);
   ~Classroom();  // tells every student the class is over
   Classroom(const Classroom&) = delete;
   Classroom& operator=(const Classroom&) = delete;

@@ -2,11 +2,17 @@
 // user can act on, and the pipe that tells the server's thread to stop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace dsgd::gui {
+
+// How long a connection to one of the window's servers may take to say who it is (a
+// watched run's hello, a student's join): a program that connects and says nothing would
+// otherwise hold its descriptor for as long as the window runs.
+inline constexpr std::chrono::milliseconds kGreetWithin{10000};
 
 // Listens on HOST:PORT (port "0": any free one) and returns the socket. DataError naming
 // `what` (the flag, as the user gave it) when it cannot: no such address here, the port

@@ -23,6 +23,7 @@ namespace dsgd::gui {
 
 struct Watch::Sender {
   int fd = -1;
+  Clock::time_point accepted;
   std::string peer;     // "127.0.0.1:41234"
   std::string pending;  // bytes after the last whole line
   bool greeted = false;
@@ -55,8 +56,11 @@ ServerSocket listening_at(const std::string& endpoint) {
 
 }  // namespace
 
-Watch::Watch(const std::string& endpoint, std::string token)
-    : endpoint_(endpoint), token_(std::move(token)), server_(listening_at(endpoint)) {
+Watch::Watch(const std::string& endpoint, std::string token, std::chrono::milliseconds hello_within)
+    : endpoint_(endpoint),
+      token_(std::move(token)),
+      hello_within_(hello_within),
+      server_(listening_at(endpoint)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -80,13 +84,13 @@ void Watch::run() {
     std::vector<pollfd> fds{{server_.wake_fd(), POLLIN, 0}, {server_.fd(), POLLIN, 0}};
     for (const Sender* s : senders_)
       fds.push_back({s->fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) return;
     if (fds[0].revents) return;
     if (fds[1].revents & POLLIN) accept_one();
     std::vector<Sender*> keep;
     for (size_t i = 0; i < fds.size() - 2; ++i) {
       Sender* s = senders_[i];
-      if (!fds[i + 2].revents || read_from(*s)) {
+      if ((!fds[i + 2].revents || read_from(*s)) && !silent_too_long(*s)) {
         keep.push_back(s);
         continue;
       }
@@ -101,6 +105,13 @@ void Watch::run() {
   }
 }
 
+bool Watch::silent_too_long(Sender& s) {
+  if (s.greeted || Clock::now() - s.accepted < hello_within_) return false;
+  refuse(s,
+         fmt::format("no hello within {} s", std::chrono::duration<double>(hello_within_).count()));
+  return true;
+}
+
 void Watch::accept_one() {
   sockaddr_storage a{};
   socklen_t n = sizeof a;
@@ -109,7 +120,8 @@ void Watch::accept_one() {
   char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
   ::getnameinfo(reinterpret_cast<sockaddr*>(&a), n, host, sizeof host, port, sizeof port,
                 NI_NUMERICHOST | NI_NUMERICSERV);
-  senders_.push_back(new Sender{.fd = fd, .peer = fmt::format("{}:{}", host, port)});
+  senders_.push_back(
+      new Sender{.fd = fd, .accepted = Clock::now(), .peer = fmt::format("{}:{}", host, port)});
 }
 
 bool Watch::read_from(Sender& s) {

@@ -40,8 +40,10 @@ struct WatchState {
 class Watch {
  public:
   // UsageError for an endpoint that is not PORT or HOST:PORT; DataError when it cannot
-  // listen there (the port taken). Port 0: any free port (port() says which).
-  Watch(const std::string& endpoint, std::string token = "");
+  // listen there (the port taken). Port 0: any free port (port() says which). A connection
+  // that has sent no hello within `hello_within` is refused.
+  Watch(const std::string& endpoint, std::string token = "",
+        std::chrono::milliseconds hello_within = kGreetWithin);
   ~Watch();
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
@@ -57,11 +59,13 @@ class Watch {
   struct Sender;
   void run();
   void accept_one();
-  bool read_from(Sender& s);  // false: the connection ended or was refused
+  bool read_from(Sender& s);        // false: the connection ended or was refused
+  bool silent_too_long(Sender& s);  // refused: no hello within hello_within_
   void take_line(Sender& s, std::string_view line);
   void refuse(Sender& s, const std::string& why);
 
   std::string endpoint_, token_;
+  std::chrono::milliseconds hello_within_;
   ServerSocket server_;
   std::vector<Sender*> senders_;  // the thread's own
   mutable std::mutex mutex_;
