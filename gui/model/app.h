@@ -83,6 +83,7 @@ class GuiApp {
   const WatchedRun* watched_run(const std::string& run_json) const;
   std::unique_ptr<Watch> watch_;
   std::unique_ptr<Classroom> classroom_;
+  std::string classroom_join_;  // the join command the panel shows
   void start_class_run(int lesson);
   ClassroomView classroom_view() const;
   mutable std::optional<WatchedRun> watched_;

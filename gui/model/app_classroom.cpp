@@ -12,12 +12,29 @@
 
 namespace dsgd::gui {
 
+namespace {
+
+// What a student types: this machine's first address others can reach when the class
+// listens on every address. Made once (getifaddrs), not each frame.
+std::string join_command(const Classroom& classroom) {
+  std::string host = classroom.host();
+  if (host == "0.0.0.0") {
+    const std::vector<std::string> addresses = machine_addresses();
+    host = addresses.empty() ? "127.0.0.1" : addresses.front();
+  }
+  return fmt::format("dsgd node --rendezvous {}:{} --token {} --name NAME", host, classroom.port(),
+                     classroom.token());
+}
+
+}  // namespace
+
 void GuiApp::open_classroom(std::unique_ptr<Classroom> classroom) {
   if (session_) session_->stop();
   if (lesson_) lesson_->stop();
   replay_.reset();
   error_.clear();
   classroom_ = std::move(classroom);
+  classroom_join_ = classroom_ ? join_command(*classroom_) : "";
 }
 
 // A training run of the controls' settings on every student waiting. The watch of the
@@ -43,16 +60,7 @@ void GuiApp::start_class_run(int lesson) {
 }
 
 ClassroomView GuiApp::classroom_view() const {
-  std::string host = classroom_->host();
-  if (host == "0.0.0.0") {
-    const std::vector<std::string> addresses = machine_addresses();
-    host = addresses.empty() ? "127.0.0.1" : addresses.front();
-  }
-  return {.active = true,
-          .join_command = fmt::format("dsgd node --rendezvous {}:{} --token {} --name NAME", host,
-                                      classroom_->port(), classroom_->token()),
-          .token = classroom_->token(),
-          .state = classroom_->state()};
+  return {.active = true, .join_command = classroom_join_, .state = classroom_->state()};
 }
 
 }  // namespace dsgd::gui

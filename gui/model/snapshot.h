@@ -127,7 +127,6 @@ struct ControlState {
 struct ClassroomView {
   bool active = false;
   std::string join_command;  // what a student types: "dsgd node --rendezvous ... --token ..."
-  std::string token;
   ClassroomState state;
 };
 

@@ -2,6 +2,7 @@
 // student types, who has joined and how their last run went, and the button that starts the
 // next run on every laptop waiting. Readable from the back row: the token and the names in
 // the window's text size, a row per student.
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace dsgd::gui {
 namespace {
 
 // What a student is doing, in a few words.
-std::string student_state(const Student& st, const ClassroomState& c) {
+std::string student_state(const Student& st) {
   if (!st.here) return tr("left");
   if (st.running) return fmt::format(fmt::runtime(tr("rank {}, running")), st.rank);
   if (st.run == 0) return tr("waiting");
@@ -46,10 +47,30 @@ void student_table(const ClassroomState& c) {
     ImGui::TableNextColumn();
     const bool failed = st.here && !st.running && st.run > 0 && st.outcome != "finished";
     if (!st.here || failed) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.35f, 0.3f, 1));
-    ImGui::TextWrapped("%s", student_state(st, c).c_str());
+    ImGui::TextWrapped("%s", student_state(st).c_str());
     if (!st.here || failed) ImGui::PopStyleColor();
   }
   ImGui::EndTable();
+}
+
+// The join command, broken only between words: an address or a token cut in two would be
+// misread from the back of the room.
+void words_wrapped(const std::string& text) {
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float space = ImGui::CalcTextSize(" ").x;
+  float used = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find(' ', at), text.size());
+    const std::string word = text.substr(at, end - at);
+    const float w = ImGui::CalcTextSize(word.c_str()).x;
+    if (used > 0 && used + space + w <= width)
+      ImGui::SameLine(0, space);
+    else
+      used = 0;
+    ImGui::TextUnformatted(word.c_str());
+    used += (used > 0 ? space : 0) + w;
+    at = end + 1;
+  }
 }
 
 }  // namespace
@@ -59,7 +80,7 @@ void draw_classroom(const Snapshot& s, Commands& commands) {
   const ClassroomState& c = v.state;
   ImGui::TextWrapped("%s", tr("Students join with:"));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_CheckMark));
-  ImGui::TextWrapped("%s", v.join_command.c_str());
+  words_wrapped(v.join_command);
   ImGui::PopStyleColor();
   student_table(c);
   const int waiting = c.waiting();
