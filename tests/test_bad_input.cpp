@@ -37,6 +37,7 @@ using dsgd::test::make_zip;
 using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
+using dsgd::test::write_file;
 
 namespace {
 
@@ -100,76 +101,75 @@ struct InDir {
 
 // CSV files: empty, UTF-16, NUL, a FIFO, 1 TiB of holes, bad values and shapes.
 void make_csv_files(const InDir& at) {
-  dsgd::test::write_file(at("empty.csv"), "");
-  dsgd::test::write_file(at("utf16.csv"), std::string("\xFF\xFE"
-                                                      "1\0,\0"
-                                                      "2\0,\0"
-                                                      "0\0\n\0",
-                                                      14));
-  dsgd::test::write_file(at("nul.csv"), std::string("1,2,0\n3,\0"
-                                                    "4,1\n",
-                                                    12));
+  write_file(at("empty.csv"), "");
+  write_file(at("utf16.csv"), std::string("\xFF\xFE"
+                                          "1\0,\0"
+                                          "2\0,\0"
+                                          "0\0\n\0",
+                                          14));
+  write_file(at("nul.csv"), std::string("1,2,0\n3,\0"
+                                        "4,1\n",
+                                        12));
   REQUIRE(::mkfifo(at("fifo").c_str(), 0600) == 0);  // a reader would wait for a writer
-  dsgd::test::write_file(at("sparse.csv"), "");
+  write_file(at("sparse.csv"), "");
   std::filesystem::resize_file(at("sparse.csv"), uint64_t{1} << 40);  // 1 TiB of holes
-  dsgd::test::write_file(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
-  dsgd::test::write_file(at("nan.csv"), "1,2,0\n3,nan,1\n");
-  dsgd::test::write_file(at("inf.csv"), "1,2,0\n3,-inf,1\n");
-  dsgd::test::write_file(at("huge.csv"), "1,2,0\n3,1e39,1\n");
-  dsgd::test::write_file(at("blank.csv"), "1,2,0\n3,,1\n");
-  dsgd::test::write_file(at("frac.csv"), "1,2,0\n3,4,1.5\n");
-  dsgd::test::write_file(at("big.csv"), "1,2,0\n3,4,70000\n");
-  dsgd::test::write_file(at("cut.csv"), "1,2,0\n3,4,1\n5,6,0\n7,");  // a file cut short mid-row
+  write_file(at("header.csv"), "# a header and nothing else\nf1,f2,label\n");
+  write_file(at("nan.csv"), "1,2,0\n3,nan,1\n");
+  write_file(at("inf.csv"), "1,2,0\n3,-inf,1\n");
+  write_file(at("huge.csv"), "1,2,0\n3,1e39,1\n");
+  write_file(at("blank.csv"), "1,2,0\n3,,1\n");
+  write_file(at("frac.csv"), "1,2,0\n3,4,1.5\n");
+  write_file(at("big.csv"), "1,2,0\n3,4,70000\n");
+  write_file(at("cut.csv"), "1,2,0\n3,4,1\n5,6,0\n7,");  // a file cut short mid-row
   std::string few;
   for (int i = 0; i < 5; ++i)
     few += "1,2,0\n";
-  dsgd::test::write_file(at("few.csv"), few);
+  write_file(at("few.csv"), few);
   std::string wide;
   for (int i = 0; i < 20; ++i)
     wide += "1,2,3,0\n";
-  dsgd::test::write_file(at("wide.csv"), wide);
-  dsgd::test::write_file(at("narrow.csv"), few);
+  write_file(at("wide.csv"), wide);
+  write_file(at("narrow.csv"), few);
 }
 
 // IDX files, and a gzip file cut in half.
 void make_idx_files(const InDir& at) {
   std::string images = idx_header(0x08, {20, 2, 2}) + std::string(80, '\x10');
   std::string labels = idx_header(0x08, {20}) + std::string(20, '\x01');
-  dsgd::test::write_file(at("images.idx"), images);
-  dsgd::test::write_file(at("labels.idx"), labels);
-  dsgd::test::write_file(at("short-header.idx"), idx_header(0x08, {20, 2, 2}).substr(0, 9));
-  dsgd::test::write_file(at("short-data.idx"), images.substr(0, images.size() - 7));
-  dsgd::test::write_file(at("float.idx"), idx_header(0x0D, {20, 2, 2}) + std::string(320, '\0'));
-  dsgd::test::write_file(at("labels19.idx"), idx_header(0x08, {19}) + std::string(19, '\x01'));
-  dsgd::test::write_file(at("empty.idx"), "");
-  dsgd::test::write_file(at("trailing.idx"), images + "xyz");
+  write_file(at("images.idx"), images);
+  write_file(at("labels.idx"), labels);
+  write_file(at("short-header.idx"), idx_header(0x08, {20, 2, 2}).substr(0, 9));
+  write_file(at("short-data.idx"), images.substr(0, images.size() - 7));
+  write_file(at("float.idx"), idx_header(0x0D, {20, 2, 2}) + std::string(320, '\0'));
+  write_file(at("labels19.idx"), idx_header(0x08, {19}) + std::string(19, '\x01'));
+  write_file(at("empty.idx"), "");
+  write_file(at("trailing.idx"), images + "xyz");
   // A gzip file cut in half.
   REQUIRE(std::system(("gzip -n -c " + at("images.idx") + " > " + at("full.idx.gz")).c_str()) == 0);
   std::string gz = read_text(at("full.idx.gz"));
-  dsgd::test::write_file(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
+  write_file(at("cut.idx.gz"), gz.substr(0, gz.size() / 2));
 }
 
 // TOML scenarios.
 void make_toml_files(const InDir& at) {
-  dsgd::test::write_file(at("ok.toml"), "nodes = 4\n");
-  dsgd::test::write_file(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
-  dsgd::test::write_file(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
-  dsgd::test::write_file(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
-  dsgd::test::write_file(at("nodes.toml"), "nodes = -1\n");
-  dsgd::test::write_file(at("type.toml"), "[network]\nlatency = 5\n");
-  dsgd::test::write_file(at("loss.toml"), "[network]\nloss = 2\n");
-  dsgd::test::write_file(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
-  dsgd::test::write_file(at("rank.toml"),
-                         "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
-  dsgd::test::write_file(at("bool.toml"), "nodes = true\n");
-  dsgd::test::write_file(
-      at("until.toml"),
-      "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
-      "\"1s\"\n");
-  dsgd::test::write_file(at("overlap.toml"),
-                         "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
-  dsgd::test::write_file(at("link9.toml"),
-                         "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
+  write_file(at("ok.toml"), "nodes = 4\n");
+  write_file(at("syntax.toml"), "nodes = 4\nlatency = = 3\n");
+  write_file(at("unit.toml"), "nodes = 4\n[network]\nlatency = \"2parsecs\"\n");
+  write_file(at("typo.toml"), "nodes = 4\n[network]\nlatncy = \"2ms\"\n");
+  write_file(at("nodes.toml"), "nodes = -1\n");
+  write_file(at("type.toml"), "[network]\nlatency = 5\n");
+  write_file(at("loss.toml"), "[network]\nloss = 2\n");
+  write_file(at("kind.toml"), "[[fault]]\nkind = \"meteor\"\nrank = 1\n");
+  write_file(at("rank.toml"),
+             "nodes = 4\n[[fault]]\nkind = \"straggler\"\nrank = 7\nfactor = 2.0\n");
+  write_file(at("bool.toml"), "nodes = true\n");
+  write_file(at("until.toml"),
+             "nodes = 4\n[[fault]]\nkind = \"link_down\"\nfrom = 0\nto = 1\nat = \"2s\"\nuntil = "
+             "\"1s\"\n");
+  write_file(at("overlap.toml"),
+             "nodes = 4\n[[fault]]\nkind = \"partition\"\ngroups = [[0, 1], [1, 2]]\n");
+  write_file(at("link9.toml"),
+             "nodes = 4\n[[network.link]]\nfrom = 0\nto = 9\nlatency = \"1ms\"\n");
 }
 
 // NPZ parameters (for --model mlp:4).
@@ -177,8 +177,8 @@ void make_npz_files(const InDir& at) {
   std::vector<NamedTensor> p = mlp4_params();
   write_npz(at("good.npz"), p);
   const std::string good = read_text(at("good.npz"));
-  dsgd::test::write_file(at("cut.npz"), good.substr(0, good.size() / 2));
-  dsgd::test::write_file(at("empty.npz"), "");
+  write_file(at("cut.npz"), good.substr(0, good.size() / 2));
+  write_file(at("empty.npz"), "");
   std::vector<NamedTensor> renamed = p;
   renamed[0].name = "fc1.weight";
   write_npz(at("names.npz"), renamed);
@@ -202,21 +202,18 @@ void make_npz_files(const InDir& at) {
 
 // Chrome traces.
 void make_trace_files(const InDir& at) {
-  dsgd::test::write_file(at("empty.json"), "");
-  dsgd::test::write_file(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
-  dsgd::test::write_file(at("object.json"), "{\"events\": []}");
-  dsgd::test::write_file(at("nodur.json"),
-                         R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
-  dsgd::test::write_file(at("huge.json"),
-                         R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
-  dsgd::test::write_file(at("ok.json"), "{\"traceEvents\": []}");
+  write_file(at("empty.json"), "");
+  write_file(at("cut.json"), "{\"traceEvents\": [{\"ph\": \"X\", \"pid\": 0,");
+  write_file(at("object.json"), "{\"events\": []}");
+  write_file(at("nodur.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1}]})");
+  write_file(at("huge.json"), R"({"traceEvents":[{"ph":"X","pid":0,"tid":0,"ts":1e999,"dur":1}]})");
+  write_file(at("ok.json"), "{\"traceEvents\": []}");
   // A message from rank 0 to rank 1, in a trace of its own and as a summary of 8 ranks.
   const std::string message =
       R"({"traceEvents":[{"name":"send to 1","cat":"p2p","ph":"X","pid":0,"tid":1,"ts":0,)"
       R"("dur":1,"args":{"dir":"send","src":0,"dst":1,"tag":0,"k":0,"bytes":4}}])";
-  dsgd::test::write_file(at("two.json"), message + "}");
-  dsgd::test::write_file(at("summary.json"),
-                         message + R"(,"otherData":{"summary":{"ranks":8,"groups":2}}})");
+  write_file(at("two.json"), message + "}");
+  write_file(at("summary.json"), message + R"(,"otherData":{"summary":{"ranks":8,"groups":2}}})");
 }
 
 // Every bad file the rows name, in `d`.

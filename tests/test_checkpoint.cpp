@@ -26,6 +26,7 @@ using dsgd::test::dir_listing;
 using dsgd::test::read_text;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
+using dsgd::test::write_file;
 
 namespace {
 
@@ -247,22 +248,22 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   const std::string intact = dsgd::test::read_text(newest);
 
   SECTION("truncated") {
-    dsgd::test::write_file(newest, intact.substr(0, intact.size() / 2));
+    write_file(newest, intact.substr(0, intact.size() / 2));
   }
   SECTION("empty") {
-    dsgd::test::write_file(newest, "");
+    write_file(newest, "");
   }
   SECTION("a flipped bit in a tensor") {
     std::string bad = intact;
     bad[bad.size() / 3] ^= 0x10;
-    dsgd::test::write_file(newest, bad);
+    write_file(newest, bad);
   }
   SECTION("a changed step in checkpoint.json (the zip's CRC now stale)") {
     std::string bad = intact;
     const size_t at = bad.find("\"step\": 10");
     REQUIRE(at != std::string::npos);
     bad[at + 9] = '5';  // "step": 15
-    dsgd::test::write_file(newest, bad);
+    write_file(newest, bad);
   }
   SECTION("a changed step in checkpoint.json, the archive written anew") {
     NpzArchive a = read_npz_archive(newest);
@@ -292,7 +293,7 @@ TEST_CASE("a damaged checkpoint: the newest intact one is used, or a given one r
   CHECK(lines(r.err) == 1);
   CHECK(dir.listing() == before);
   // Every checkpoint damaged: exit 2.
-  dsgd::test::write_file(older, "");
+  write_file(older, "");
   r = run_dsgd(kFlags + "--nodes 2 --steps 15 --resume" + ckpt);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::Contains("all 2 checkpoints are damaged"));
@@ -314,7 +315,7 @@ TEST_CASE("a fresh run refuses a directory that holds checkpoints, and clears st
                         Catch::Contains("ckpt-0000000020.npz") && Catch::Contains("--resume"));
   CHECK(dir.listing() == before);
   // What a killed writer leaves is removed by the next run that writes there.
-  dsgd::test::write_file(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d", "half a checkpoint");
+  write_file(dir / "ckpt/.ckpt-0000000025.npz.dsgd-tmp.k1ll3d", "half a checkpoint");
   r = run_dsgd(kFlags + "--steps 30 --resume --checkpoint-every 5" + ckpt);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -11,6 +11,7 @@
 using namespace dsgd;
 using dsgd::test::run_dsgd;
 using dsgd::test::TempDir;
+using dsgd::test::write_file;
 
 namespace {
 
@@ -89,11 +90,11 @@ TEST_CASE("same --init in, same names and shapes out, 3 nodes equal 1 node", "[c
 TEST_CASE("bad input: exit code 2, a one-line error, nothing half-written", "[cli][bad-input]") {
   TempDir dir;
   const std::string out = " --save " + (dir / "out.npz") + " --metrics " + (dir / "m.jsonl");
-  dsgd::test::write_file(dir / "ragged.csv", "1,2,3,0\n4,5,6,1\n7,8,1\n");
-  dsgd::test::write_file(dir / "word.csv", "1,2,0\n3,abc,1\n");
-  dsgd::test::write_file(dir / "label.csv", "1,2,0\n3,4,-1\n");
-  dsgd::test::write_file(dir / "bad.idx", "this is not an idx file at all");
-  dsgd::test::write_file(dir / "bad.npz", "PK not really");
+  write_file(dir / "ragged.csv", "1,2,3,0\n4,5,6,1\n7,8,1\n");
+  write_file(dir / "word.csv", "1,2,0\n3,abc,1\n");
+  write_file(dir / "label.csv", "1,2,0\n3,4,-1\n");
+  write_file(dir / "bad.idx", "this is not an idx file at all");
+  write_file(dir / "bad.npz", "PK not really");
   const auto before = dir.listing();
   expect_usage_error("train -q --data csv:" + (dir / "missing.csv") + out, "missing.csv", dir);
   expect_usage_error("train -q --data csv:" + (dir / "ragged.csv") + out, "ragged.csv:3", dir);

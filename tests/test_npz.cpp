@@ -29,6 +29,7 @@ using dsgd::Tensor;
 using dsgd::test::error_text;
 using dsgd::test::make_zip;
 using dsgd::test::TempDir;
+using dsgd::test::write_file;
 
 namespace {
 
@@ -167,19 +168,19 @@ TEST_CASE("npz files that are not archives of arrays are refused", "[npz]") {
              Contains("cannot read '" + path + "'") && Contains("No such file"));
 
   path = dir / "text.npz";
-  dsgd::test::write_file(path, "layers.0.weight,1,2,3\nthis is not a zip file\n");
+  write_file(path, "layers.0.weight,1,2,3\nthis is not a zip file\n");
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": not a .npz archive"));
 
   path = dir / "empty.npz";
-  dsgd::test::write_file(path, "");
+  write_file(path, "");
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": the file is empty"));
 
   // Cut a real archive in half: the central directory is gone.
   std::string good = dsgd::test::read_text(npz_fixture("numpy_savez"));
   path = dir / "cut.npz";
-  dsgd::test::write_file(path, good.substr(0, good.size() / 2));
+  write_file(path, good.substr(0, good.size() / 2));
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }), Contains(path));
 }
 
@@ -227,7 +228,7 @@ TEST_CASE("npz entries with broken .npy contents are refused", "[npz]") {
   std::string bytes = dsgd::test::read_text(path);
   for (size_t at; (at = bytes.find("layers.0.bias.np_")) != std::string::npos;)
     bytes.replace(at, 17, "layers.0.bias.npy");
-  dsgd::test::write_file(path, bytes);
+  write_file(path, bytes);
   CHECK_THAT(error_text<dsgd::DataError>([&] { dsgd::read_npz(path); }),
              Contains(path + ": entry 'layers.0.bias' appears twice"));
 }
