@@ -29,6 +29,34 @@ inline uint16_t free_port() {
   return ntohs(a.sin_port);
 }
 
+// `count` consecutive ports nobody has bound now, for a server that listens on a port and the
+// ones after it (dsgd-gui --classroom). Chosen below the kernel's ephemeral range, where
+// client sockets' local ports do not land; probed with SO_REUSEADDR as Asio's acceptors bind.
+inline uint16_t free_ports(int count) {
+  static unsigned next = 20000 + static_cast<unsigned>(::getpid()) % 8000;
+  for (int attempt = 0; attempt < 200; ++attempt, next += static_cast<unsigned>(count)) {
+    if (next + static_cast<unsigned>(count) > 30000) next = 20000;
+    std::vector<int> bound;
+    bool all = true;
+    for (int i = 0; all && i < count; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      const int on = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(next + static_cast<unsigned>(i)));
+      all = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      bound.push_back(fd);
+    }
+    for (const int fd : bound)
+      ::close(fd);
+    if (all) return static_cast<uint16_t>(next);
+  }
+  FAIL("no " << count << " consecutive free ports between 20000 and 30000");
+  return 0;
+}
+
 // A raw client socket connected to 127.0.0.1:port.
 inline int raw_connect(uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -117,7 +117,8 @@ TEST_CASE("a classroom's run numbers the students waiting and hears how it ended
 TEST_CASE("dsgd node students train the teacher's run and the window watches it",
           "[gui][classroom]") {
   GuiApp app;
-  app.open_classroom(std::make_unique<Classroom>("127.0.0.1", 0, "room42"));
+  // The class's port and the two after it (the run's watch, rank 0's rendezvous) free.
+  app.open_classroom(std::make_unique<Classroom>("127.0.0.1", test::free_ports(3), "room42"));
   const int port = app.classroom()->port();
   const test::TempDir logs;
   std::vector<std::unique_ptr<test::Process>> students;
@@ -131,6 +132,7 @@ TEST_CASE("dsgd node students train the teacher's run and the window watches it"
   Commands start;
   start.push(Command{.kind = CommandKind::start_class_run, .index = 0});
   app.apply(start);
+  INFO(app.snapshot().error);
   REQUIRE(app.snapshot().error.empty());
   REQUIRE(test::wait_for([&] {
     const ClassroomState c = app.classroom()->state();
