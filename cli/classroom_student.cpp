@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/classroom_lesson.h"
 #include "cli/node_command.h"
 #include "core/errors.h"
 #include "sim/classroom_client.h"
@@ -51,15 +52,14 @@ NodeFlags node_flags(const NodeFlags& f, const ClassroomStart& start,
 
 // One run the teacher started; "" when this rank finished it, otherwise why not.
 std::string take_part(const NodeFlags& f, const ClassroomStart& start,
-                      const sim::ClassroomClient& client) {
-  say(fmt::format("run {}: rank {} of {}", start.run, start.rank, start.world));
+                      sim::ClassroomClient& client) {
+  say(fmt::format("run {}: rank {} of {}{}", start.run, start.rank, start.world,
+                  start.lesson != 0 ? fmt::format(", lesson {}", start.lesson) : ""));
   try {
     if (start.lesson != 0)
-      throw UsageError(
-          fmt::format("lesson {}: lessons on laptops are not built yet; the teacher "
-                      "can start a training run",
-                      start.lesson));
-    run_node(node_flags(f, start, client));
+      run_classroom_lesson(node_flags(f, start, client), start, client);
+    else
+      run_node(node_flags(f, start, client));
     say(fmt::format("run {}: done; waiting for the teacher's next run", start.run));
     return "";
   } catch (const std::exception& e) {

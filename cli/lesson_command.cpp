@@ -22,6 +22,7 @@
 #include "lessons/runner.h"
 #include "lessons/step_plan.h"
 #include "lessons/transcript.h"
+#include "lessons/transcript_text.h"
 #include "sim/link_model.h"
 
 namespace dsgd::cli {
@@ -79,26 +80,6 @@ int parse_number(const std::string& which) {
     throw UsageError(fmt::format(
         "lesson '{}': give a lesson number (dsgd lesson 2) or list (dsgd lesson list)", which));
   return n;
-}
-
-std::string header(const LessonText& text, int world, Lang lang, bool step) {
-  std::string s = fmt::format("# {}\n", text.title);
-  s += lang == Lang::zh ? fmt::format("{} 个秩 (rank)", world)
-                        : fmt::format("{} rank{}", world, world == 1 ? "" : "s");
-  if (step)
-    s += lang == Lang::zh ? " · --step：每次暂停时按回车键继续（Ctrl-D：运行到结束）"
-                          : " · --step: press Enter at each pause to go on (Ctrl-D: run to the "
-                            "end)";
-  s += "\n\n";
-  if (!text.intro.empty()) s += text.intro + "\n";
-  return s;
-}
-
-std::string footer(const Recorder& recorder, int world, Lang lang) {
-  auto [messages, bytes] = recorder.totals(world);
-  return lang == Lang::zh ? fmt::format("—— 本课结束：共 {} 条消息，{} 字节 ——\n", messages, bytes)
-                          : fmt::format("-- end of lesson: {} message{}, {} bytes --\n", messages,
-                                        messages == 1 ? "" : "s", bytes);
 }
 
 // A lesson's run: its own number of ranks; in --step mode, waiting for Enter must not make
@@ -242,7 +223,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
        .pace = f.step ? std::optional(lessons::StepTranscript::Pace::stepped) : std::nullopt});
   auto section_text = [&](const std::string& id) { return text.section(id); };
   Output out;
-  out.put(header(text, world, settings.lang, f.step));
+  out.put(lessons::transcript_header(text, world, settings.lang, f.step));
   if (f.step) {
     LessonFlags unstepped = f;  // the run ahead keeps the usual deadlines
     unstepped.step = false;
@@ -267,7 +248,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
   }
   if (lesson.failure()) std::rethrow_exception(lesson.failure());
   out.blank_line();
-  out.put(footer(lesson.recorder(), world, settings.lang));
+  out.put(lessons::transcript_footer(lesson.recorder(), world, settings.lang));
 }
 
 // MPI ranks or SimGrid actors: each rank records its own log, rank 0 gathers them and
@@ -304,12 +285,7 @@ void run_on_ranks(const LessonFlags& f, const LessonInfo& info, const LessonText
        .own_ranks = [&](int, int count) { shared = count < world; }},
       simgrid_run(spec));
   if (!rank0 && !shared) return;
-  Output out;
-  out.put(header(text, world, settings.lang, false));
-  out.put(
-      recorder.take_ready(world, true, [&](const std::string& id) { return text.section(id); }));
-  out.blank_line();
-  out.put(footer(recorder, world, settings.lang));
+  put_text(lessons::finished_transcript(recorder, text, world, settings.lang));
 }
 
 }  // namespace

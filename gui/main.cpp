@@ -146,6 +146,7 @@ void start_showing(GuiApp& app, const GuiOptions& options, LoadedReplay loaded) 
   if (loaded.watch) {
     app.open_watch(std::move(loaded.watch));
   } else if (loaded.classroom) {
+    if (options.lesson > 0) app.view().lesson_pick = options.lesson;  // the panel offers it
     app.open_classroom(std::move(loaded.classroom));
   } else if (!options.replay.empty()) {
     if (loaded.replay)
@@ -171,20 +172,32 @@ struct HeadlessDriver {
   const GuiOptions& options;
   SteadyClock::time_point started = SteadyClock::now();
   int stepped = 0;
+  int class_steps = 0;  // a classroom lesson's
 
-  // A classroom: once --start-when students have joined, starts a training run on them;
-  // whether that run is over.
-  bool class_run_over(const ClassroomState& c, Commands& commands) {
+  // A classroom: once --start-when students have joined, starts a training run on them, or
+  // --lesson N, which it steps a message at a time; whether that run is over, or the lesson
+  // has had its --step-messages (the screenshot shows it held there).
+  bool class_run_over(GuiApp& app, const ClassroomState& c, Commands& commands) {
     if (c.run == 0 && options.start_when > 0 && c.waiting() >= options.start_when &&
         commands.empty())
-      commands.push(Command{.kind = CommandKind::start_class_run, .index = 0});
+      commands.push(Command{.kind = CommandKind::start_class_run,
+                            .flag = options.lesson_zh,
+                            .index = options.lesson});
+    ClassLesson* lesson = app.class_lesson();
+    if (lesson && !lesson->finished() && lesson->pending_steps() == 0) {
+      if (options.step_messages > 0 && class_steps == options.step_messages) return true;
+      if (commands.empty()) {
+        commands.push(CommandKind::step_message);
+        ++class_steps;
+      }
+    }
     return c.run > 0 && !c.running();
   }
 
   bool ready(GuiApp& app, Commands& commands) {
     if (!options.headless || app.replaying()) return true;
     bool ready = true;
-    if (stepped < options.step_messages) {
+    if (stepped < options.step_messages && !options.classroom) {
       if (commands.empty()) {
         commands.push(CommandKind::step_message);
         ++stepped;
@@ -201,10 +214,12 @@ struct HeadlessDriver {
         session && session->step() < options.min_steps && session->running() && waiting)
       ready = false;
     if (const Classroom* classroom = app.classroom(); classroom && waiting)
-      ready = ready && class_run_over(classroom->state(), commands);
+      ready = ready && class_run_over(app, classroom->state(), commands);
+    const ClassLesson* held = app.class_lesson();
+    if (held && held->finished()) held = nullptr;
     // Watching: until a run has come, every rank of it has been heard from, and every
-    // sender that came has gone.
-    if (const Watch* watch = app.watch(); watch && waiting) {
+    // sender that came has gone (a class's lesson held after --step-messages stays).
+    if (const Watch* watch = app.watch(); watch && waiting && !held) {
       const WatchState w = watch->state();
       const auto heard = std::count_if(w.rank_names.begin(), w.rank_names.end(),
                                        [](const std::string& n) { return !n.empty(); });
@@ -346,6 +361,8 @@ int run(GLFWwindow* window, const GuiOptions& options, GuiApp& app, Exporter& ex
       for (const std::string& problem : views.tiling.problems)
         std::printf("dsgd-gui: layout: %s\n", problem.c_str());
       if (const Classroom* classroom = app.classroom()) print_classroom(classroom->state());
+      if (ClassLesson* lesson = app.class_lesson(); lesson && lesson->finished())
+        std::fputs(lesson->take_transcript().c_str(), stdout);
       if (const Watch* watch = app.watch()) print_watched(watch->state());
       return write_screenshot(options, snapshot, width, height, frame);
     }

@@ -93,9 +93,9 @@ ClassroomClient::~ClassroomClient() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-// The next whole line from the teacher; nullopt when the connection ended.
-std::optional<ClassroomMessage> ClassroomClient::read_message(Clock::time_point deadline) {
-  for (;;) {
+std::optional<ClassroomMessage> ClassroomClient::read_message(Clock::time_point deadline,
+                                                              bool must) {
+  while (!closed_) {
     if (const size_t end = pending_.find('\n'); end != std::string::npos) {
       const std::string line = pending_.substr(0, end);
       pending_.erase(0, end + 1);
@@ -104,18 +104,21 @@ std::optional<ClassroomMessage> ClassroomClient::read_message(Clock::time_point 
     if (pending_.size() > kMaxClassroomLine)
       throw DataError(fmt::format("the classroom at {} sent a line longer than {} bytes",
                                   where(teacher_), kMaxClassroomLine));
-    if (Clock::now() >= deadline)
+    if (Clock::now() >= deadline) {
+      if (!must) return std::nullopt;
       throw TimeoutError(
           fmt::format("the classroom at {} said nothing by the deadline", where(teacher_)), -1);
+    }
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, millis_until(deadline));
-    if (ready < 0 && errno != EINTR) return std::nullopt;
+    if (ready < 0 && errno != EINTR) closed_ = true;
     if (ready <= 0) continue;
     char buffer[16384];
     const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n <= 0) return std::nullopt;
-    pending_.append(buffer, static_cast<size_t>(n));
+    if (n <= 0) closed_ = true;
+    if (n > 0) pending_.append(buffer, static_cast<size_t>(n));
   }
+  return std::nullopt;
 }
 
 std::optional<ClassroomStart> ClassroomClient::next_run(Clock::time_point deadline) {
@@ -127,8 +130,18 @@ std::optional<ClassroomStart> ClassroomClient::next_run(Clock::time_point deadli
 }
 
 void ClassroomClient::done(const ClassroomDone& done) {
-  const std::string line = classroom_done_line(done);
+  send(classroom_done_line(done));
+}
+
+void ClassroomClient::send(const std::string& line) {
+  std::lock_guard lock(send_mutex_);
   [[maybe_unused]] const ssize_t n = ::send(fd_, line.data(), line.size(), MSG_NOSIGNAL);
+}
+
+std::optional<ClassroomMessage> ClassroomClient::poll(Clock::time_point until) {
+  std::optional<ClassroomMessage> m = read_message(until, false);
+  if (m && m->end) closed_ = true;
+  return closed_ ? std::nullopt : m;
 }
 
 }  // namespace dsgd::sim

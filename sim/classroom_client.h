@@ -8,6 +8,7 @@
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)
 
 #include <boost/asio/ip/tcp.hpp>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -38,13 +39,24 @@ class ClassroomClient {
   // Tells the teacher how this student's run ended (nothing when the teacher is gone).
   void done(const ClassroomDone& done);
 
+  // During a lesson's run. send(): a line to the teacher, from any thread (nothing when the
+  // teacher is gone). poll(): the teacher's next line if one comes by `until`; nullopt
+  // otherwise, and for good once the teacher is gone (closed()).
+  void send(const std::string& line);
+  std::optional<ClassroomMessage> poll(Clock::time_point until);
+  bool closed() const { return closed_; }
+
  private:
-  std::optional<ClassroomMessage> read_message(Clock::time_point deadline);
+  // nullopt when the connection ended; at the deadline, TimeoutError when `must`, else
+  // nullopt.
+  std::optional<ClassroomMessage> read_message(Clock::time_point deadline, bool must = true);
   boost::asio::ip::tcp::endpoint teacher_;
   int fd_ = -1;
   int seat_ = 0;
   std::string local_;
   std::string pending_;  // bytes after the last whole line
+  bool closed_ = false;
+  std::mutex send_mutex_;
 };
 
 }  // namespace dsgd::sim

@@ -1,6 +1,7 @@
 #include "sim/control.h"
 
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,23 @@ std::pair<uint64_t, uint64_t> traffic(const std::vector<SimNode*>& nodes) {
 std::string blocked_text(const SimNode& n, const Mailbox::Snapshot& s) {
   if (s.waiting_recv) return blocked_recv_text(n.rank(), s.peer, s.tag);
   return blocked_send_text(n.rank(), s.peer, s.tag, s.send_count * sizeof(float), n.eager_bytes());
+}
+
+// The step order: (model time, source, dest, seq), deterministic for a deterministic program.
+bool earlier(const Message& a, const Message& b) {
+  return std::tie(a.model_s, a.source, a.dest, a.seq) <
+         std::tie(b.model_s, b.source, b.dest, b.seq);
+}
+
+StepInfo step_info(const Message& m, size_t count) {
+  return {.source = m.source,
+          .dest = m.dest,
+          .tag = m.tag,
+          .seq = m.seq,
+          .count = count,
+          .model_s = m.model_s,
+          .net_s = m.visible_net_s,
+          .preview = {m.payload.begin(), m.payload.end()}};
 }
 
 }  // namespace
@@ -72,9 +90,40 @@ void SimControl::attach(std::vector<SimNode*> nodes, Network* network) {
 
 void SimControl::detach() {
   std::lock_guard lock(mutex_);
+  if (!nodes_.empty()) last_traffic_ = traffic(nodes_);
   nodes_.clear();
   network_ = nullptr;
   finished_ = true;
+}
+
+LocalStepState SimControl::local_state() {
+  std::lock_guard lock(mutex_);
+  LocalStepState out{.attached = !nodes_.empty(), .released = released_};
+  const auto before = nodes_.empty() ? last_traffic_ : traffic(nodes_);
+  std::optional<Message> best;
+  for (SimNode* n : nodes_) {
+    Mailbox::Snapshot s = n->mailbox().snapshot();
+    if ((!s.done && !s.waiting) || s.matches_pending) out.busy = true;
+    if (s.next && (!best || earlier(*s.next, *best))) {
+      best = std::move(s.next);
+      out.next = step_info(*best, s.next_count);
+    }
+  }
+  if (!nodes_.empty()) {
+    last_traffic_ = traffic(nodes_);
+    if (last_traffic_ != before) out.busy = true;  // a frame came or went meanwhile
+  }
+  std::tie(out.sent, out.received) = before;
+  return out;
+}
+
+bool SimControl::release(int source, uint64_t seq, double net_s) {
+  std::lock_guard lock(mutex_);
+  ++released_;
+  clock_.advance_to(net_s);
+  for (SimNode* n : nodes_)
+    if (n->mailbox().release(source, seq)) return true;
+  return false;
 }
 
 std::optional<StepInfo> SimControl::step(std::chrono::milliseconds timeout) {
@@ -103,9 +152,7 @@ std::optional<StepInfo> SimControl::next_message(std::chrono::milliseconds timeo
         Mailbox::Snapshot s = n->mailbox().snapshot();
         // A match not yet told to its sender is a frame about to be in flight.
         if ((!s.done && !s.waiting) || s.matches_pending) any_running = true;
-        if (s.next &&
-            (!best || std::tie(s.next->model_s, s.next->source, s.next->dest, s.next->seq) <
-                          std::tie(best->model_s, best->source, best->dest, best->seq))) {
+        if (s.next && (!best || earlier(*s.next, *best))) {
           best = std::move(s.next);
           best_count = s.next_count;
           owner = n;
@@ -115,14 +162,7 @@ std::optional<StepInfo> SimControl::next_message(std::chrono::milliseconds timeo
       quiet = quiet && after == before && !any_running && !nodes_.empty();
       if (quiet) {
         if (!best) return std::nullopt;
-        StepInfo info{.source = best->source,
-                      .dest = best->dest,
-                      .tag = best->tag,
-                      .seq = best->seq,
-                      .count = best_count,
-                      .model_s = best->model_s,
-                      .net_s = best->visible_net_s,
-                      .preview = {best->payload.begin(), best->payload.end()}};
+        StepInfo info = step_info(*best, best_count);
         if (!release) return info;
         // Before the release: the receive's events are stamped with the arrival's time.
         clock_.advance_to(best->visible_net_s);

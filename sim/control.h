@@ -7,6 +7,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/mailbox.h"
@@ -26,6 +27,17 @@ struct StepInfo {
   double model_s = 0;
   double net_s = 0;            // the network time it arrived at, where the step put the clock
   std::vector<float> preview;  // up to 4 first values
+};
+
+// One process's share of a stepped run whose other nodes run elsewhere (a classroom's
+// laptops, each a process): what a stepper that sees every process's share needs to choose
+// the run's next message as step() does, and to know its last release took effect.
+struct LocalStepState {
+  bool attached = false;            // a node of this process runs (false before and after)
+  bool busy = false;                // a node not blocked, or a match not yet told to its sender
+  uint64_t sent = 0, received = 0;  // frames: messages and the answers to large sends
+  uint64_t released = 0;            // release() calls so far
+  std::optional<StepInfo> next;     // the earliest message held here (its net_s: arrival)
 };
 
 class SimControl {
@@ -48,6 +60,12 @@ class SimControl {
   // arrival it would be delivered at).
   std::optional<StepInfo> peek(std::chrono::milliseconds timeout);
 
+  // Step mode, for a stepper outside this process: this process's share of the run (counts
+  // kept after the run detaches), and the release of the message it chose, at its arrival
+  // time `net_s` on this process's clock. False when no node here holds that message.
+  LocalStepState local_state();
+  bool release(int source, uint64_t seq, double net_s);
+
   // Replaces the default link of the running cluster's network from now on
   // (Network::set_default_link); false when no run is attached.
   bool set_link(const LinkSpec& link);
@@ -64,7 +82,9 @@ class SimControl {
   std::vector<SimNode*> nodes_;
   Network* network_ = nullptr;
   bool step_mode_ = false;
-  bool finished_ = false;  // a run was attached and has ended
+  bool finished_ = false;                       // a run was attached and has ended
+  std::pair<uint64_t, uint64_t> last_traffic_;  // frames sent and received, as last seen
+  uint64_t released_ = 0;                       // release() calls
 };
 
 // Whether the cluster is stuck: every node not done is blocked in a receive no held message

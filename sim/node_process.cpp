@@ -72,22 +72,31 @@ class Rendezvous {
 };
 
 // One round's node of this process: its network clock, its links and the node itself,
-// listening on a port of its own.
+// listening on a port of its own. A control (ClusterOptions::control) steers it with its
+// own clock, which counts link delays from each message's arrival as across machines.
 class RoundNode {
  public:
   // `job_epoch`: the run's time 0 on this machine (job_epoch(), once per run).
   RoundNode(const NodeProcessOptions& p, const ClusterOptions& options, int rank,
             const Rendezvous& rendezvous, Clock::time_point job_epoch)
-      : p_(p), network_(options.network, options.nodes) {
-    if (rendezvous.same_host_as_rank0() && p.clock != ClockChoice::local)
-      clock_.emplace(job_epoch);  // one CLOCK_MONOTONIC: every node's network time agrees
+      : p_(p), control_(options.control), network_(options.network, options.nodes) {
+    if (control_)
+      clock_ = &control_->clock();
+    else if (rendezvous.same_host_as_rank0() && p.clock != ClockChoice::local)
+      clock_ = &own_clock_.emplace(job_epoch);  // one CLOCK_MONOTONIC: network times agree
     else
-      clock_.emplace();  // this machine's own; frames will carry delays, not times
+      clock_ = &own_clock_.emplace();  // this machine's own; frames carry delays, not times
     const NodeJob job{
         .job = {.token = p.token, .epoch_ns = rendezvous.epoch_ns(), .run_hash = p.run_hash},
         .epoch = job_epoch};
     node_ = make_node(options, rank, network_, *clock_, job, nullptr, p.listen.to_string());
+    if (control_) control_->attach({node_.get()}, &network_);  // gated before a frame comes
   }
+  ~RoundNode() {
+    if (control_) control_->detach();
+  }
+  RoundNode(const RoundNode&) = delete;
+  RoundNode& operator=(const RoundNode&) = delete;
   uint16_t port() const { return node_->port(); }
   SimNode& node() { return *node_; }
 
@@ -98,8 +107,8 @@ class RoundNode {
       throw UsageError(
           "--clock shared: the ranks run on several machines, whose clocks differ; "
           "use --clock auto");
-    node_->set_shared_clock(p_.clock == ClockChoice::shared ||
-                            (p_.clock == ClockChoice::automatic && table.one_host));
+    node_->set_shared_clock(!control_ && (p_.clock == ClockChoice::shared ||
+                                          (p_.clock == ClockChoice::automatic && table.one_host)));
     node_->set_peer_addresses(table.peers);
     node_->start();
     try {
@@ -118,8 +127,10 @@ class RoundNode {
 
  private:
   const NodeProcessOptions& p_;
+  SimControl* control_;
   Network network_;
-  std::optional<NetClock> clock_;
+  std::optional<NetClock> own_clock_;
+  NetClock* clock_ = nullptr;
   std::unique_ptr<SimNode> node_;
 };
 

@@ -46,7 +46,9 @@ struct NodeProcessOptions {
 
 // Runs `fn` on this process's node of a run of `cluster.nodes` nodes, and returns once it
 // is done, its sends written and its connections closed. `cluster` gives the network, the
-// node's options, the deadline of every wait (the rendezvous's too) and the event sink.
+// node's options, the deadline of every wait (the rendezvous's too), the event sink and a
+// control (optional: step mode, pause, speed), whose clock the node then counts on, link
+// delays from each message's arrival as across machines.
 // CommError "rank R crashed (a --crash fault)" when a crash fault fires (the others see the
 // connections drop); UsageError for ClockChoice::shared on several machines; the
 // rendezvous's TimeoutError and CommError (rendezvous.h); what `fn` throws.

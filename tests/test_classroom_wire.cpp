@@ -42,6 +42,49 @@ TEST_CASE("classroom messages read back as written", "[classroom]") {
   CHECK(classroom_end_line("x").back() == '\n');
 }
 
+TEST_CASE("a lesson's lines between laptops and the window read back as written", "[classroom]") {
+  const ClassroomMessage item = parse_classroom_line(
+      classroom_item_line({.run = 3, .rank = 2, .item_json = R"({"kind":"print","text":"hi"})"}));
+  REQUIRE(item.item);
+  CHECK(item.item->run == 3);
+  CHECK(item.item->rank == 2);
+  CHECK(item.item->item_json == R"({"kind":"print","text":"hi"})");
+  const ClassroomRankState state{.run = 3,
+                                 .rank = 2,
+                                 .attached = true,
+                                 .busy = false,
+                                 .sent = 7,
+                                 .received = 5,
+                                 .released = 4,
+                                 .next = ClassroomPending{.source = 1,
+                                                          .dest = 2,
+                                                          .tag = 9,
+                                                          .seq = 12,
+                                                          .count = 1000,
+                                                          .model_s = 0.25,
+                                                          .net_s = 1.5,
+                                                          .preview = {1, -0.5f, 3, 4}}};
+  const ClassroomMessage read = parse_classroom_line(classroom_state_line(state));
+  REQUIRE(read.state);
+  CHECK(*read.state == state);
+  ClassroomRankState idle = state;
+  idle.next.reset();
+  CHECK(parse_classroom_line(classroom_state_line(idle)).state == idle);
+  const ClassroomMessage release = parse_classroom_line(
+      classroom_release_line({.run = 3, .source = 1, .seq = 12, .net_s = 1.5}));
+  REQUIRE(release.release);
+  CHECK(release.release->source == 1);
+  CHECK(release.release->seq == 12);
+  CHECK(release.release->net_s == 1.5);
+  const ClassroomMessage pace =
+      parse_classroom_line(classroom_pace_line({.run = 3, .step = false}));
+  REQUIRE(pace.pace);
+  CHECK(pace.pace->run == 3);
+  CHECK_FALSE(pace.pace->step);
+  ClassroomStart stepped{.run = 1, .world = 2, .rendezvous = "a:1", .lesson = 4, .step = true};
+  CHECK(parse_classroom_line(classroom_start_line(stepped)).start->step);
+}
+
 TEST_CASE("what is not a classroom message is refused with a reason", "[classroom]") {
   const auto why = [](const std::string& line) {
     try {
@@ -58,5 +101,8 @@ TEST_CASE("what is not a classroom message is refused with a reason", "[classroo
             .find("rank 4 in a run of 4") != std::string::npos);
   CHECK(why(R"({"start":{"run":1,"rank":0,"world":2}})").find("not a dsgd classroom") !=
         std::string::npos);
+  CHECK(why(R"({"item":{"run":1,"rank":0,"item":"print"}})").find("not an object") !=
+        std::string::npos);
+  CHECK(why(R"({"release":{"run":1}})").find("not a dsgd classroom") != std::string::npos);
   CHECK(why("[1,2]").find("not one classroom message") != std::string::npos);
 }

@@ -1,9 +1,13 @@
 // dsgd-gui --classroom: the teacher's side welcomes students with the token and refuses the
 // rest, numbers those waiting when a run starts, hears how each run ended and who left; and
-// real `dsgd node` students on loopback train the teacher's run, streamed to the window.
+// real `dsgd node` students on loopback train the teacher's run, streamed to the window, and
+// take a lesson the window steps a message at a time, to its golden transcript.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
+#include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -13,6 +17,7 @@
 #include "node_processes.h"
 #include "raw_socket.h"
 #include "sim/classroom_client.h"
+#include "temp_dir.h"
 #include "wait_until.h"
 
 using namespace dsgd;
@@ -30,6 +35,24 @@ std::unique_ptr<sim::ClassroomClient> student(int port, const std::string& name,
   return std::make_unique<sim::ClassroomClient>(on_loopback(port),
                                                 ClassroomJoin{.token = token, .name = name},
                                                 Clock::now() + std::chrono::seconds(30));
+}
+
+// A class in the window, and a real `dsgd node` student for each name (logs under `logs`),
+// once every one of them waits. The class's port and the two after it (the run's watch, rank
+// 0's rendezvous) are free.
+std::vector<std::unique_ptr<test::Process>> open_class(GuiApp& app,
+                                                       std::initializer_list<const char*> names,
+                                                       const test::TempDir& logs) {
+  app.open_classroom(std::make_unique<Classroom>("127.0.0.1", test::free_ports(3), "room42"));
+  const int port = app.classroom()->port();
+  std::vector<std::unique_ptr<test::Process>> students;
+  for (const char* name : names)
+    students.push_back(std::make_unique<test::Process>(
+        fmt::format("node --rendezvous 127.0.0.1:{} --token room42 --name {}", port, name),
+        logs / name));
+  const int n = static_cast<int>(names.size());
+  REQUIRE(test::wait_for([&] { return app.classroom()->state().waiting() == n; }));
+  return students;
 }
 
 }  // namespace
@@ -117,16 +140,8 @@ TEST_CASE("a classroom's run numbers the students waiting and hears how it ended
 TEST_CASE("dsgd node students train the teacher's run and the window watches it",
           "[gui][classroom]") {
   GuiApp app;
-  // The class's port and the two after it (the run's watch, rank 0's rendezvous) free.
-  app.open_classroom(std::make_unique<Classroom>("127.0.0.1", test::free_ports(3), "room42"));
-  const int port = app.classroom()->port();
   const test::TempDir logs;
-  std::vector<std::unique_ptr<test::Process>> students;
-  for (const char* name : {"ann", "ben", "cho"})
-    students.push_back(std::make_unique<test::Process>(
-        fmt::format("node --rendezvous 127.0.0.1:{} --token room42 --name {}", port, name),
-        logs / name));
-  REQUIRE(test::wait_for([&] { return app.classroom()->state().waiting() == 3; }));
+  const auto students = open_class(app, {"ann", "ben", "cho"}, logs);
   app.view().draft.run.steps = 5;
   app.view().draft.run.model = "mlp:16";
   Commands start;
@@ -156,4 +171,59 @@ TEST_CASE("dsgd node students train the teacher's run and the window watches it"
     CHECK(p->wait(std::chrono::seconds(30)) == 0);
     CHECK(p->err().find("the class is over") != std::string::npos);
   }
+}
+
+namespace {
+
+int message_lines(const LessonView& v) {
+  return static_cast<int>(std::count_if(v.lines.begin(), v.lines.end(), [](const LessonLine& l) {
+    return l.kind == LessonLine::Kind::message;
+  }));
+}
+
+}  // namespace
+
+TEST_CASE("dsgd node students take a lesson stepped from the window, to its golden transcript",
+          "[gui][classroom]") {
+  GuiApp app;
+  const test::TempDir logs;
+  const auto students = open_class(app, {"ann", "ben"}, logs);
+  Commands commands;
+  commands.push(Command{.kind = CommandKind::start_class_run, .flag = false, .index = 2});
+  app.apply(commands);
+  INFO(app.snapshot().error);
+  REQUIRE(app.snapshot().error.empty());
+  ClassLesson* lesson = app.class_lesson();
+  REQUIRE(lesson);
+  CHECK(lesson->step_mode());
+  // Lesson 2 shows four messages: each goes through when the teacher steps, not before (its
+  // line comes out with its receive, so a message received after a later one shows later).
+  for (int step = 1; step <= 4; ++step) {
+    INFO("step " << step);
+    commands.push(CommandKind::step_message);
+    app.apply(commands);
+    REQUIRE(test::wait_for([&] {
+      app.apply(commands);  // a frame: poll() lets the stepped message through
+      return lesson->pending_steps() == 0;
+    }));
+    if (step == 1)
+      REQUIRE(test::wait_for([&] { return message_lines(app.snapshot().lesson) == 1; }));
+    CHECK(message_lines(app.snapshot().lesson) <= step);
+  }
+  REQUIRE(
+      test::wait_for([&] { return lesson->finished() && !app.classroom()->state().running(); }));
+  CHECK(message_lines(app.snapshot().lesson) == 4);
+  for (const Student& st : app.classroom()->state().students) {
+    INFO(st.name << ": " << st.outcome);
+    CHECK(st.outcome == "finished");
+  }
+  CHECK(app.snapshot().lesson.sections_shown == app.snapshot().lesson.sections_total);
+  CHECK(lesson->take_transcript() ==
+        test::read_text(std::filesystem::path(DSGD_SOURCE_DIR) / "tests/golden/lessons/02.txt"));
+  app.open_classroom(nullptr);
+  for (auto& p : students) {
+    INFO(p->err());
+    CHECK(p->wait(std::chrono::seconds(30)) == 0);
+  }
+  CHECK(test::read_text(logs / "ann.out").find("Point-to-point") != std::string::npos);
 }

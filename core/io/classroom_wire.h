@@ -9,13 +9,23 @@
 //              "monitor_port":29501,"lesson":0,"lang":"en","spec":{...}}}
 //   student:  {"done":{"run":1,"error":""}}
 //   teacher:  {"end":"the teacher closed the classroom"}
+// In a lesson's run the laptops also tell the teacher what their rank records (each item of
+// its transcript) and, stepped from the teacher's window, where their rank stands; the
+// teacher lets each message through and may let the run go on by itself:
+//   student:  {"item":{"run":1,"rank":2,"item":{"kind":"print","text":"..."}}}
+//   student:  {"state":{"run":1,"rank":2,"attached":true,"busy":false,"sent":3,
+//              "received":2,"released":1,"next":{"source":0,"dest":2,"tag":0,"seq":1,...}}}
+//   teacher:  {"release":{"run":1,"source":0,"seq":1,"net_s":0.012}}
+//   teacher:  {"pace":{"run":1,"step":false}}
 // A run's description (`spec`, sim/run_spec.h) names no file: a student's laptop writes
 // nothing the teacher chose.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dsgd {
 
@@ -42,11 +52,55 @@ struct ClassroomStart {
   int lesson = 0;          // a lesson's number, or 0: training with `spec`
   std::string lang = "en";
   std::string spec_json;  // the run description (sim/run_spec.h), serialized
+  bool step = false;      // a lesson whose messages wait for the teacher's window
 };
 
 struct ClassroomDone {
   int run = 0;
   std::string error;  // "" when the student's rank finished
+};
+
+// A lesson's item of the sender's rank (lessons/log_item_json.h: the JSON object, dumped).
+struct ClassroomItem {
+  int run = 0;
+  int rank = 0;
+  std::string item_json;
+};
+
+// A message held on a laptop for the teacher's step (sim::StepInfo on the wire).
+struct ClassroomPending {
+  int source = 0, dest = 0, tag = 0;
+  uint64_t seq = 0;
+  uint64_t count = 0;  // floats
+  double model_s = 0;
+  double net_s = 0;  // when it arrives, on the laptop's clock
+  std::vector<float> preview;
+  bool operator==(const ClassroomPending&) const = default;
+};
+
+// Where a laptop's rank of a stepped lesson stands (sim::LocalStepState on the wire).
+struct ClassroomRankState {
+  int run = 0;
+  int rank = 0;
+  bool attached = false;  // its node runs
+  bool busy = false;      // running, not blocked
+  uint64_t sent = 0, received = 0, released = 0;
+  std::optional<ClassroomPending> next;  // the earliest message it holds
+  bool operator==(const ClassroomRankState&) const = default;
+};
+
+// The teacher's step: let message (source, seq) through at its arrival time.
+struct ClassroomRelease {
+  int run = 0;
+  int source = 0;
+  uint64_t seq = 0;
+  double net_s = 0;
+};
+
+// step false: the lesson runs on by itself; true: each message waits for the teacher again.
+struct ClassroomPace {
+  int run = 0;
+  bool step = true;
 };
 
 // One line each; every line ends with '\n'.
@@ -56,6 +110,10 @@ std::string classroom_refused_line(const std::string& why);
 std::string classroom_start_line(const ClassroomStart& start);
 std::string classroom_done_line(const ClassroomDone& done);
 std::string classroom_end_line(const std::string& why);
+std::string classroom_item_line(const ClassroomItem& item);
+std::string classroom_state_line(const ClassroomRankState& state);
+std::string classroom_release_line(const ClassroomRelease& release);
+std::string classroom_pace_line(const ClassroomPace& pace);
 
 // One line read back: exactly one of the fields is set. DataError saying what is wrong for a
 // line that is none of them (or of another version).
@@ -66,6 +124,10 @@ struct ClassroomMessage {
   std::optional<ClassroomStart> start;
   std::optional<ClassroomDone> done;
   std::optional<std::string> end;
+  std::optional<ClassroomItem> item;
+  std::optional<ClassroomRankState> state;
+  std::optional<ClassroomRelease> release;
+  std::optional<ClassroomPace> pace;
 };
 ClassroomMessage parse_classroom_line(std::string_view line);
 

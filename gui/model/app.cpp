@@ -182,7 +182,7 @@ void GuiApp::apply(Commands& commands) {
         start_lesson(c.index, c.flag, view_.draft.speed);
         continue;
       case CommandKind::start_class_run:
-        start_class_run(c.index);
+        start_class_run(c.index, c.flag);
         continue;
       case CommandKind::set_speed:  // a restart keeps the pace the class chose
         if (!replay_) view_.draft.speed = c.value;
@@ -193,6 +193,7 @@ void GuiApp::apply(Commands& commands) {
       default:
         break;
     }
+    if (class_lesson_ && class_lesson_->apply(c)) continue;  // the laptops' lesson, stepped here
     if (watch_) continue;  // the watched runs are steered where they run
     if (replay_) {         // the simulation commands steer the replay's cursor instead
       if (c.kind == CommandKind::play) replay_playing_ = true;
@@ -219,6 +220,7 @@ void GuiApp::apply(Commands& commands) {
   }
   if (session_) session_->poll();
   if (lesson_) lesson_->poll();
+  if (class_lesson_) class_lesson_->poll();
 }
 
 void GuiApp::tick(double dt_s) {
@@ -309,6 +311,7 @@ Snapshot GuiApp::snapshot() const {
     s.error = error_;
     s.error_is_fault = false;
   }
+  if (class_lesson_) show_class_lesson(s);
   s.lesson.catalog = lessons_;
   if (classroom_) {
     s.classroom = classroom_view();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "gui/model/class_lesson.h"
 #include "gui/model/classroom.h"
 #include "gui/model/commands.h"
 #include "gui/model/lesson_session.h"
@@ -44,6 +45,8 @@ class GuiApp {
   // watches (app_classroom.cpp).
   void open_classroom(std::unique_ptr<Classroom> classroom);
   const Classroom* classroom() const { return classroom_.get(); }
+  // The classroom's lesson run on the laptops, while it is the latest run (class_lesson.h).
+  ClassLesson* class_lesson() { return class_lesson_.get(); }
   // The runs of `dsgd compare --json` (compare_curves.h), overlaid in every mode's
   // convergence view, first, under the runs' own curves.
   void set_compared(std::vector<Curve> curves) { compared_ = std::move(curves); }
@@ -83,8 +86,10 @@ class GuiApp {
   const WatchedRun* watched_run(const std::string& run_json) const;
   std::unique_ptr<Watch> watch_;
   std::unique_ptr<Classroom> classroom_;
-  std::string classroom_join_;  // the join command the panel shows
-  void start_class_run(int lesson);
+  std::string classroom_join_;                 // the join command the panel shows
+  std::unique_ptr<ClassLesson> class_lesson_;  // after classroom_: it goes first
+  void start_class_run(int lesson, bool chinese);
+  void show_class_lesson(Snapshot& s) const;
   ClassroomView classroom_view() const;
   mutable std::optional<WatchedRun> watched_;
   mutable bool watched_read_ = false;

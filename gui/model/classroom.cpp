@@ -167,6 +167,34 @@ void Classroom::take_line(Connection& c, const std::string& line) {
     s->running = false;
     s->outcome = m.done->error.empty() ? "finished" : m.done->error;
   }
+  if ((m.item || m.state) && s && s->run == state_.run && run_lines_) {
+    ClassroomMessage own = m;
+    if (own.item) own.item->rank = s->rank, own.item->run = s->run;
+    if (own.state) own.state->rank = s->rank, own.state->run = s->run;
+    run_lines_(own);
+  }
+}
+
+void Classroom::set_run_lines(RunLines sink) {
+  std::lock_guard lock(mutex_);
+  run_lines_ = std::move(sink);
+}
+
+bool Classroom::send_to_rank(int rank, const std::string& line) {
+  std::lock_guard lock(mutex_);
+  for (Connection* c : connections_)
+    if (const Student* s = student_of(*c); s && s->run == state_.run && s->rank == rank) {
+      send_line(*c, line);
+      return true;
+    }
+  return false;
+}
+
+void Classroom::send_to_run(const std::string& line) {
+  std::lock_guard lock(mutex_);
+  for (Connection* c : connections_)
+    if (const Student* s = student_of(*c); s && s->run == state_.run && s->running)
+      send_line(*c, line);
 }
 
 void Classroom::send_line(Connection& c, const std::string& line) {
@@ -195,7 +223,8 @@ std::vector<int> pick_ranks(const std::vector<Student>& students, int world) {
 
 }  // namespace
 
-int Classroom::start(int world, const std::string& spec_json, int lesson, const std::string& lang) {
+int Classroom::start(int world, const std::string& spec_json, int lesson, const std::string& lang,
+                     bool step) {
   std::lock_guard lock(mutex_);
   if (state_.waiting() < world)
     throw UsageError(
@@ -209,7 +238,8 @@ int Classroom::start(int world, const std::string& spec_json, int lesson, const 
       .monitor_port = monitor_port(),
       .lesson = lesson,
       .lang = lang,
-      .spec_json = spec_json};
+      .spec_json = spec_json,
+      .step = step};
   state_.lesson = lesson;
   state_.world = world;
   for (int rank = 0; rank < world; ++rank) {

@@ -9,11 +9,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/io/classroom_wire.h"
 #include "gui/model/listen_socket.h"
 
 namespace dsgd::gui {
@@ -60,7 +62,18 @@ class Classroom {
   // (rank 0 the first whose address every other can reach): `spec_json` is the run's
   // description, `lesson` a lesson's number (0: training). UsageError when fewer wait.
   // Returns the run's number.
-  int start(int world, const std::string& spec_json, int lesson, const std::string& lang);
+  int start(int world, const std::string& spec_json, int lesson, const std::string& lang,
+            bool step = false);
+
+  // A lesson's run: where the items and states its laptops send go (class_lesson.h), called
+  // on the classroom's thread with the rank set to the sender's own in the latest run (a
+  // laptop speaks for its rank only). Null: dropped.
+  using RunLines = std::function<void(const ClassroomMessage&)>;
+  void set_run_lines(RunLines sink);
+  // A line to the laptop of `rank` in the latest run, or to every laptop of it; false when
+  // that laptop has left.
+  bool send_to_rank(int rank, const std::string& line);
+  void send_to_run(const std::string& line);
 
  private:
   struct Connection;
@@ -79,6 +92,7 @@ class Classroom {
   std::vector<Connection*> connections_;  // the thread's, under mutex_
   mutable std::mutex mutex_;
   ClassroomState state_;
+  RunLines run_lines_;
   std::thread thread_;
 };
 

@@ -22,7 +22,10 @@ namespace dsgd::gui {
 std::vector<LessonEntry> lesson_entries() {
   std::vector<LessonEntry> out;
   for (const lessons::LessonInfo& info : lessons::lesson_catalog()) {
-    LessonEntry e{.number = info.number, .nodes = info.default_nodes};
+    LessonEntry e{.number = info.number,
+                  .nodes = info.default_nodes,
+                  .min_nodes = info.min_nodes,
+                  .max_nodes = info.max_nodes};
     const auto title = [&](lessons::Lang lang) {
       try {
         return lessons::load_lesson_text(info, lang).title;
@@ -71,6 +74,26 @@ LessonLine to_lesson_line(const lessons::TranscriptLine& line, lessons::Lang lan
 }
 
 }  // namespace
+
+LessonView lesson_view(const lessons::LessonInfo& info, lessons::Lang lang,
+                       const lessons::LessonText& text, int world,
+                       const lessons::StepTranscript& transcript) {
+  LessonView v;
+  v.active = true;
+  v.number = info.number;
+  v.zh = lang == lessons::Lang::zh;
+  v.title = text.title;
+  v.intro = text.intro;
+  v.world = world;
+  v.sections_total = static_cast<int>(text.sections.size());
+  for (const lessons::TranscriptLine& line : transcript.lines())
+    v.lines.push_back(to_lesson_line(line, lang));
+  v.sections_shown =
+      static_cast<int>(std::count_if(v.lines.begin(), v.lines.end(), [](const LessonLine& l) {
+        return l.kind == LessonLine::Kind::section;
+      }));
+  return v;
+}
 
 struct LessonSession::Run {
   Run(const lessons::LessonInfo& i, lessons::Lang l, lessons::LessonText t, int w)
@@ -186,21 +209,9 @@ bool LessonSession::running() const {
 }
 
 LessonView LessonSession::view() const {
-  LessonView v;
-  if (!run_) return v;
-  v.active = true;
-  v.number = run_->info.number;
-  v.zh = run_->lang == lessons::Lang::zh;
-  v.title = run_->text.title;
-  v.intro = run_->text.intro;
-  v.world = run_->world;
-  v.sections_total = static_cast<int>(run_->text.sections.size());
-  for (const lessons::TranscriptLine& line : run_->lesson->transcript()->lines())
-    v.lines.push_back(to_lesson_line(line, run_->lang));
-  v.sections_shown =
-      static_cast<int>(std::count_if(v.lines.begin(), v.lines.end(), [](const LessonLine& l) {
-        return l.kind == LessonLine::Kind::section;
-      }));
+  if (!run_) return {};
+  LessonView v =
+      lesson_view(run_->info, run_->lang, run_->text, run_->world, *run_->lesson->transcript());
   v.running = !run_->lesson->finished();
   v.pending_steps = pending_message_steps_;
   v.error = run_->lesson->error();

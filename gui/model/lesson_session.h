@@ -16,6 +16,7 @@
 #include "gui/model/snapshot.h"
 #include "lessons/lesson.h"
 #include "lessons/readme.h"
+#include "lessons/step_transcript.h"
 
 namespace dsgd::gui {
 
@@ -25,6 +26,12 @@ std::vector<LessonEntry> lesson_entries();
 // Every Chinese character the lesson panel may show (the lessons' zh-CN texts and the
 // panel's own labels), for the font atlas.
 std::string lesson_font_text();
+
+// The lesson panel's view of a lesson's transcript so far (also of one whose ranks are a
+// classroom's laptops, class_lesson.h); running, pending steps and error are the caller's.
+LessonView lesson_view(const lessons::LessonInfo& info, lessons::Lang lang,
+                       const lessons::LessonText& text, int world,
+                       const lessons::StepTranscript& transcript);
 
 class LessonSession {
  public:

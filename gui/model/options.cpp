@@ -45,8 +45,12 @@ void add_window_flags(CLI::App& app, GuiOptions& o, WindowFlags& w) {
                  "--classroom: the address to accept students on (default every address)")
       ->capture_default_str();
   app.add_option("--start-when", o.start_when,
-                 "--classroom, headless: start a training run once this many have joined");
-  app.add_option("--lesson", o.lesson, "Open lesson N (dsgd lesson list) in step mode");
+                 "--classroom, headless: start a training run (or --lesson N) once this many "
+                 "have joined");
+  app.add_option("--lesson", o.lesson,
+                 "Open lesson N (dsgd lesson list) in step mode; with --classroom, the one the "
+                 "panel starts on the laptops (headless, with --start-when: stepped to its end "
+                 "and its transcript printed)");
   app.add_option("--lang", w.lang, "Language of the window and the lessons: en or zh (简体中文)");
   app.add_option("--mode", w.mode, "train | allreduce (the all_reduce demo)");
   app.add_option("--algorithm", w.algorithm, "The same as --allreduce");
@@ -106,8 +110,8 @@ void check_classroom_flags(GuiOptions& o) {
     if (o.start_when > 0) throw UsageError("--start-when goes with --classroom");
     return;
   }
-  if (!o.watch.empty() || !o.replay.empty() || o.lesson != 0)
-    throw UsageError("--classroom shows the class's runs: drop --watch, --replay and --lesson");
+  if (!o.watch.empty() || !o.replay.empty())
+    throw UsageError("--classroom shows the class's runs: drop --watch and --replay");
   if (o.classroom_port < 1 || o.classroom_port > 65535 - kClassroomRendezvousOffset)
     throw UsageError(fmt::format("--port {}: use 1 to {}", o.classroom_port,
                                  65535 - kClassroomRendezvousOffset));

@@ -26,7 +26,9 @@ struct GuiOptions {
   std::string classroom_host = "0.0.0.0";
   int classroom_port = 29500;
   int start_when = 0;
-  int lesson = 0;          // > 0: open this lesson (as `dsgd lesson N`) in step mode
+  // > 0: open this lesson (as `dsgd lesson N`) in step mode; with --classroom, the lesson
+  // the panel offers (headless: started on start_when laptops and stepped to its end).
+  int lesson = 0;
   bool lesson_zh = false;  // --lang zh
   View view = View::all;
   ViewSettings view_settings;

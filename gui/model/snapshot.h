@@ -143,7 +143,8 @@ struct LessonLine {
 struct LessonEntry {
   int number = 0;
   std::string title_en, title_zh;
-  int nodes = 4;
+  int nodes = 4;                     // the ranks it runs on by default
+  int min_nodes = 1, max_nodes = 8;  // and may run on
 };
 
 // The lesson panel: the lesson chosen, its text so far and the run's state.

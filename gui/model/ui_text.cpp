@@ -60,6 +60,8 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"rank {} of run {}: finished", "秩 {}（第 {} 次运行）：已完成"},
     {"rank {} of run {}: {}", "秩 {}（第 {} 次运行）：{}"},
     {"Start training on {} laptops", "在 {} 台笔记本上开始训练"},
+    {"Start lesson {} on {} laptops", "开始第 {} 课（{} 台笔记本）"},
+    {"lesson {} needs {} laptops; {} are waiting", "第 {} 课需要 {} 台笔记本；{} 台在等待"},
     {"run {}: {} laptops, running", "第 {} 次运行：{} 台笔记本，运行中"},
     {"run {}: {} laptops, ended", "第 {} 次运行：{} 台笔记本，已结束"},
     {"{} refused (latest: {})", "拒绝 {} 个（最近：{}）"},

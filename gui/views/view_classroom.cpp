@@ -88,8 +88,10 @@ void draw_classroom(const Snapshot& s, Commands& commands) {
   const std::string start =
       fmt::format(fmt::runtime(tr("Start training on {} laptops###start_class")), waiting);
   if (ImGui::Button(start.c_str(), ImVec2(-1, 0)))
-    commands.push(Command{.kind = CommandKind::start_class_run, .index = 0});
+    commands.push(
+        Command{.kind = CommandKind::start_class_run, .flag = s.view.chinese, .index = 0});
   ImGui::EndDisabled();
+  draw_lesson_picker(s, commands);  // its button starts the lesson on the laptops
   if (c.run > 0)
     ImGui::Text("%s", fmt::format(fmt::runtime(tr(c.running() ? "run {}: {} laptops, running"
                                                               : "run {}: {} laptops, ended")),

@@ -158,18 +158,31 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   same_line_if_fits(check_box_width("中文"));
   changed |= ImGui::RadioButton("中文", &lang, 1);
   v.lesson_zh = lang == 1;
-  const char* open = tr("Open lesson");
-  same_line_if_fits(button_width(open));  // on a line of its own when the panel is narrow
-  if (ImGui::Button(open))
-    commands.push(
-        Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
+  if (s.classroom.active) {  // on the students' laptops, as many as the lesson runs on
+    const ClassroomState& c = s.classroom.state;
+    const int laptops = std::min(c.waiting(), pick.max_nodes);
+    ImGui::BeginDisabled(laptops < pick.min_nodes || c.running());
+    const std::string start =
+        fmt::format(fmt::runtime(tr("Start lesson {} on {} laptops###start_class_lesson")),
+                    pick.number, laptops);
+    if (ImGui::Button(start.c_str(), ImVec2(-1, 0)))
+      commands.push(
+          Command{.kind = CommandKind::start_class_run, .flag = v.lesson_zh, .index = pick.number});
+    ImGui::EndDisabled();
+  } else {
+    const char* open = tr("Open lesson");
+    same_line_if_fits(button_width(open));  // on a line of its own when the panel is narrow
+    if (ImGui::Button(open))
+      commands.push(
+          Command{.kind = CommandKind::start_lesson, .flag = v.lesson_zh, .index = pick.number});
+  }
   if (changed) commands.push(Command{.kind = CommandKind::set_view, .view = v});
 }
 
 void draw_lesson(const Snapshot& s, Commands& commands) {
   const LessonView& l = s.lesson;
   const Palette pal = palette_for(s.view.theme);
-  draw_lesson_picker(s, commands);
+  if (!s.classroom.active) draw_lesson_picker(s, commands);  // the class's is in its panel
   if (!l.active) {
     ImGui::TextWrapped(
         "%s", tr("Pick a lesson and open it: it runs on simulated nodes, one message at a time."));

@@ -5,7 +5,9 @@
 # 10.77.0.1:29500 --name`, train the window's run and report it finished; a fifth who joins
 # once the run started waits for the next; the window's closing ends the class for all.
 # Second class: three students, one killed mid-run: the window shows them gone, the others
-# report the error naming a rank and end cleanly when the class does.
+# report the error naming a rank and end cleanly when the class does. Third class: lesson 4 on
+# four laptops, stepped a message at a time from the window: its transcript is the golden
+# one, and each laptop printed its own rank's part.
 # Usage: classroom.sh DSGD DSGD_GUI
 set -eu
 dsgd=$1
@@ -94,3 +96,27 @@ for name in alice carol; do
   grep -q "the class is over" "$dir/2-$name.log" || fail "$name's end: $(cat "$dir/2-$name.log")"
 done
 echo "ok: the second class"
+
+# Third class: lesson 4 stepped from the teacher's window.
+class="3-"
+teacher "$dir/gui3.log" 4 --lesson 4 --latency 2ms
+pids=""
+k=0
+for name in alice bob carol dave; do
+  student "s$k" $name
+  until_in_log "(seat $((k + 1)))" "$dir/3-$name.log"
+  k=$((k + 1))
+done
+wait $teacher || fail "the teacher's window failed: $(cat "$dir/gui3.log")"
+for p in $pids; do wait "$p" || fail "a student's node failed: $(cat "$dir"/3-*.log)"; done
+sed -n '/^# Lesson 4/,/^-- end of lesson/p' "$dir/gui3.log" >"$dir/transcript.txt"
+diff -u "$(dirname "$0")/../golden/lessons/04.txt" "$dir/transcript.txt" ||
+  fail "the stepped lesson's transcript differs from the golden one"
+k=0
+for name in alice bob carol dave; do
+  grep -q "student $((k + 1)) $name (10.77.0.$((10 + k))): rank $k of run 1: finished" \
+    "$dir/gui3.log" || fail "$name's line: $(cat "$dir/gui3.log")"
+  grep -q "^\[rank $k\] " "$dir/3-$name.log" || fail "$name's rank $k lines: $(cat "$dir/3-$name.log")"
+  k=$((k + 1))
+done
+echo "ok: the third class"
