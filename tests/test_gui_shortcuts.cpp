@@ -42,6 +42,18 @@ TEST_CASE("a clicker steps the run: Right and PageDown a message, Shift+Right a 
   CHECK(kinds_of({.right = true}, replay).empty());  // a replay has no messages to release
 }
 
+TEST_CASE("a clicker steps a classroom's lesson, which the window watches", "[gui][classroom]") {
+  Snapshot s = with({.live = false, .running = true, .step_mode = true});
+  s.world = 4;  // its laptops' ranks, watched: not a live run of the window's own
+  s.lesson.active = true;
+  for (const KeyPresses keys : {KeyPresses{.right = true}, KeyPresses{.page_down = true}}) {
+    Commands commands;
+    shortcut_commands(keys, s, commands);
+    REQUIRE(commands.size() == 1);  // no jump to a bookmark as in a replay
+    CHECK(commands.pending()[0].kind == CommandKind::step_message);
+  }
+}
+
 TEST_CASE("Space plays and pauses, + and - double and halve the speed", "[gui]") {
   CHECK(kinds_of({.space = true}, {.live = true}) == Kinds{CommandKind::pause});
   CHECK(kinds_of({.space = true}, {.live = true, .paused = true}) == Kinds{CommandKind::play});

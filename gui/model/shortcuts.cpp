@@ -21,7 +21,7 @@ namespace {
 // B marks the cursor; Right and PageDown jump to the next mark (a clicker's "next") and
 // hold the replay there.
 void replay_keys(const KeyPresses& keys, const Snapshot& s, Commands& commands) {
-  if (s.controls.live || s.world == 0) return;
+  if (s.controls.live || s.lesson.active || s.world == 0) return;
   if (keys.b) commands.push(add_bookmark(s, s.now_s));
   if (keys.right || keys.page_down)
     if (const std::optional<double> next = next_bookmark(s)) {
@@ -36,7 +36,8 @@ bool shortcut_commands(const KeyPresses& keys, const Snapshot& s, Commands& comm
   const ControlState& c = s.controls;
   if (keys.escape && error_banner_shown(s)) commands.push(dismiss_error(s));
   if (keys.space) commands.push(c.paused || c.step_mode ? CommandKind::play : CommandKind::pause);
-  if (c.live && (keys.right || keys.page_down))
+  // A lesson steps, also one whose ranks are a classroom's laptops (watched, so not live).
+  if ((c.live || s.lesson.active) && (keys.right || keys.page_down))
     commands.push(keys.shift ? CommandKind::step_training : CommandKind::step_message);
   replay_keys(keys, s, commands);
   if (keys.plus != keys.minus)  // both at once: no change

@@ -147,8 +147,9 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"View", "显示"},
     // topology
     {"No ranks yet: start a run or open a trace.", "还没有秩：开始一次运行或打开一个跟踪文件。"},
-    {"No run yet: the laptops that join are listed in the controls; Start trains on them.",
-     "还没有运行：加入的笔记本列在控制面板中；按“开始”在它们上面训练。"},
+    {"No run yet: the laptops that join are listed in the controls, which start a training "
+     "run or a lesson on them.",
+     "还没有运行：加入的笔记本列在控制面板中，可在它们上面开始训练或一节课。"},
     {"rank", "秩"},
     {"step {}", "第 {} 步"},
     {"{}x{:.3g} slower", "{}慢 {:.3g} 倍"},

@@ -480,7 +480,7 @@ void draw_topology(const Snapshot& s, Commands& commands, TopologyLayers& layers
   if (s.world == 0) {
     ImGui::TextWrapped(
         "%s", tr(s.classroom.active ? "No run yet: the laptops that join are listed in the "
-                                      "controls; Start trains on them."
+                                      "controls, which start a training run or a lesson on them."
                                     : "No ranks yet: start a run or open a trace."));
     return;
   }
