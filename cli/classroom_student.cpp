@@ -42,7 +42,8 @@ sim::RunSpec run_of(const ClassroomStart& start, const sim::ClassroomClient& cli
 NodeFlags node_flags(const NodeFlags& f, const ClassroomStart& start,
                      const sim::ClassroomClient& client) {
   NodeFlags node = f;
-  node.rank = start.rank;
+  node.rank = start.join ? -1 : start.rank;  // joining: rank 0 numbers this laptop
+  node.join = start.join;
   node.world = start.world;
   node.rendezvous = start.rendezvous;
   node.listen = f.listen.empty() ? client.local_address() : f.listen;
@@ -53,8 +54,12 @@ NodeFlags node_flags(const NodeFlags& f, const ClassroomStart& start,
 // One run the teacher started; "" when this rank finished it, otherwise why not.
 std::string take_part(const NodeFlags& f, const ClassroomStart& start,
                       sim::ClassroomClient& client) {
-  say(fmt::format("run {}: rank {} of {}{}", start.run, start.rank, start.world,
-                  start.lesson != 0 ? fmt::format(", lesson {}", start.lesson) : ""));
+  if (start.join)
+    say(fmt::format("run {}: joining the run under way (its rank 0 numbers this laptop)",
+                    start.run));
+  else
+    say(fmt::format("run {}: rank {} of {}{}", start.run, start.rank, start.world,
+                    start.lesson != 0 ? fmt::format(", lesson {}", start.lesson) : ""));
   try {
     if (start.lesson != 0)
       run_classroom_lesson(node_flags(f, start, client), start, client);

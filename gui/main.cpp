@@ -174,15 +174,18 @@ struct HeadlessDriver {
   int stepped = 0;
   int class_steps = 0;  // a classroom lesson's
 
-  // A classroom: once --start-when students have joined, starts a training run on them, or
-  // --lesson N, which it steps a message at a time; whether that run is over, or the lesson
-  // has had its --step-messages (the screenshot shows it held there).
+  // A classroom: once --start-when students have joined, starts a training run on them (an
+  // elastic one takes those who join later), or --lesson N, which it steps a message at a
+  // time; whether that run is over, or the lesson has had its --step-messages (the
+  // screenshot shows it held there).
   bool class_run_over(GuiApp& app, const ClassroomState& c, Commands& commands) {
     if (c.run == 0 && options.start_when > 0 && c.waiting() >= options.start_when &&
         commands.empty())
       commands.push(Command{.kind = CommandKind::start_class_run,
                             .flag = options.lesson_zh,
                             .index = options.lesson});
+    if (c.elastic && c.running() && c.waiting() > 0 && commands.empty())
+      commands.push(CommandKind::add_to_class_run);  // late students join the run
     ClassLesson* lesson = app.class_lesson();
     if (lesson && !lesson->finished() && lesson->pending_steps() == 0) {
       if (options.step_messages > 0 && class_steps == options.step_messages) return true;
@@ -253,6 +256,7 @@ void print_classroom(const ClassroomState& c) {
   for (const Student& st : c.students) {
     std::string state = !st.here      ? "left"
                         : st.run == 0 ? "waiting"
+                        : st.rank < 0 ? fmt::format("joined run {}", st.run)
                                       : fmt::format("rank {} of run {}", st.rank, st.run);
     if (st.here && st.run > 0) state += st.running ? ", running" : ": " + st.outcome;
     std::printf("dsgd-gui: student %d %s (%s): %s\n", st.seat, st.name.c_str(), st.address.c_str(),

@@ -111,8 +111,9 @@ TEST_CASE("a classroom's run numbers the students waiting and hears how it ended
   auto alice = student(room->port(), "alice");
   auto bob = student(room->port(), "bob");
   REQUIRE(test::wait_for([&] { return room->state().waiting() == 2; }));
-  CHECK_THROWS_AS(room->start(3, "{}", 0, "en"), UsageError);
-  CHECK(room->start(2, R"({"steps":5})", 0, "en") == 1);
+  CHECK_THROWS_AS(room->start({.world = 3, .spec_json = "{}"}), UsageError);
+  CHECK_THROWS_AS(room->add_to_run(), UsageError);  // no run under way, nor an elastic one
+  CHECK(room->start({.world = 2, .spec_json = R"({"steps":5})"}) == 1);
   const auto deadline = Clock::now() + std::chrono::seconds(30);
   const std::optional<ClassroomStart> a = alice->next_run(deadline);
   const std::optional<ClassroomStart> b = bob->next_run(deadline);
@@ -135,6 +136,39 @@ TEST_CASE("a classroom's run numbers the students waiting and hears how it ended
   CHECK(c.waiting() == 2);
   room.reset();  // the teacher closes the window: the class is over for everyone
   CHECK_FALSE(alice->next_run(Clock::now() + std::chrono::seconds(30)));
+}
+
+TEST_CASE("an elastic run under way takes the students who join later", "[gui][classroom]") {
+  Classroom room("127.0.0.1", 0, "room42");
+  auto alice = student(room.port(), "alice");
+  REQUIRE(test::wait_for([&] { return room.state().waiting() == 1; }));
+  CHECK(room.start({.world = 1, .spec_json = "{}", .elastic = true}) == 1);
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  REQUIRE(alice->next_run(deadline));
+  auto bob = student(room.port(), "bob");  // late
+  auto cho = student(room.port(), "cho");
+  REQUIRE(test::wait_for([&] { return room.state().waiting() == 2; }));
+  CHECK(room.add_to_run() == 2);
+  for (auto* late : {bob.get(), cho.get()}) {
+    const std::optional<ClassroomStart> s = late->next_run(deadline);
+    REQUIRE(s);
+    CHECK(s->join);  // rank 0 numbers them
+    CHECK(s->run == 1);
+    CHECK(s->rendezvous == fmt::format("127.0.0.1:{}", room.port() + 2));
+  }
+  ClassroomState c = room.state();
+  CHECK(c.elastic);
+  CHECK(c.waiting() == 0);
+  CHECK(c.students[1].rank == -1);
+  CHECK(c.students[1].running);
+  bob->done({.run = 1});
+  REQUIRE(test::wait_for([&] { return room.state().students[1].outcome == "finished"; }));
+  alice->done({.run = 1});
+  cho->done({.run = 1});
+  REQUIRE(test::wait_for([&] { return !room.state().running(); }));
+  CHECK_THROWS_AS(room.add_to_run(), UsageError);  // the run is over
+  CHECK(room.start({.world = 3, .spec_json = "{}"}) == 2);
+  CHECK_THROWS_AS(room.add_to_run(), UsageError);  // not elastic
 }
 
 TEST_CASE("dsgd node students train the teacher's run and the window watches it",

@@ -30,7 +30,8 @@ ClassroomStart parse_start(const json& s) {
                        .monitor_port = s.at("monitor_port").get<int>(),
                        .lesson = s.value("lesson", 0),
                        .lang = s.value("lang", std::string("en")),
-                       .step = s.value("step", false)};
+                       .step = s.value("step", false),
+                       .join = s.value("join", false)};
   if (const auto spec = s.find("spec"); spec != s.end() && spec->is_object())
     start.spec_json = spec->dump();
   if (start.world < 1 || start.rank < 0 || start.rank >= start.world)
@@ -115,7 +116,8 @@ std::string classroom_start_line(const ClassroomStart& s) {
          {"monitor_port", s.monitor_port},
          {"lesson", s.lesson},
          {"lang", s.lang},
-         {"step", s.step}};
+         {"step", s.step},
+         {"join", s.join}};
   if (!s.spec_json.empty()) j["spec"] = json::parse(s.spec_json);
   return line({{"start", j}});
 }

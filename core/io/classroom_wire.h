@@ -53,6 +53,9 @@ struct ClassroomStart {
   std::string lang = "en";
   std::string spec_json;  // the run description (sim/run_spec.h), serialized
   bool step = false;      // a lesson whose messages wait for the teacher's window
+  // A student added to an elastic training run under way: rank 0 numbers it (`rank` is not
+  // its own; `dsgd node --join`).
+  bool join = false;
 };
 
 struct ClassroomDone {

@@ -184,6 +184,9 @@ void GuiApp::apply(Commands& commands) {
       case CommandKind::start_class_run:
         start_class_run(c.index, c.flag);
         continue;
+      case CommandKind::add_to_class_run:
+        add_to_class_run();
+        continue;
       case CommandKind::set_speed:  // a restart keeps the pace the class chose
         if (!replay_) view_.draft.speed = c.value;
         break;

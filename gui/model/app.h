@@ -41,8 +41,9 @@ class GuiApp {
   void open_watch(std::unique_ptr<Watch> watch);  // one already listening
   const Watch* watch() const { return watch_.get(); }
   // Hosts a class (classroom.h): students' laptops join it, and the start_class_run command
-  // starts a run of the controls' settings on every student waiting, which the window then
-  // watches (app_classroom.cpp).
+  // starts a run of the controls' settings on every student waiting (or a lesson, stepped
+  // from here: class_lesson.h), which the window then watches; add_to_class_run adds those
+  // waiting to an elastic training run under way (app_classroom.cpp).
   void open_classroom(std::unique_ptr<Classroom> classroom);
   const Classroom* classroom() const { return classroom_.get(); }
   // The classroom's lesson run on the laptops, while it is the latest run (class_lesson.h).
@@ -90,6 +91,7 @@ class GuiApp {
   std::unique_ptr<ClassLesson> class_lesson_;  // after classroom_: it goes first
   void start_class_run(int lesson, bool chinese);
   void show_class_lesson(Snapshot& s) const;
+  void add_to_class_run();
   ClassroomView classroom_view() const;
   mutable std::optional<WatchedRun> watched_;
   mutable bool watched_read_ = false;

@@ -72,10 +72,23 @@ void GuiApp::start_class_run(int lesson, bool chinese) {
     if (info)  // listening for the laptops' lines before they start
       class_lesson_ = std::make_unique<ClassLesson>(*classroom_, *info, lang, world,
                                                     classroom_->state().run + 1, true);
-    classroom_->start(world, sim::run_spec_json(run), lesson, chinese ? "zh" : "en",
-                      info.has_value());
+    classroom_->start({.world = world,
+                       .spec_json = sim::run_spec_json(run),
+                       .lesson = lesson,
+                       .lang = chinese ? "zh" : "en",
+                       .step = info.has_value(),
+                       .elastic = run.elastic.policy != sim::ElasticPolicy::none});
   } catch (const std::exception& e) {
     class_lesson_.reset();
+    error_ = e.what();
+  }
+}
+
+void GuiApp::add_to_class_run() {
+  if (!classroom_) return;
+  try {
+    classroom_->add_to_run();
+  } catch (const std::exception& e) {
     error_ = e.what();
   }
 }

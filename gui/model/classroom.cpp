@@ -223,33 +223,49 @@ std::vector<int> pick_ranks(const std::vector<Student>& students, int world) {
 
 }  // namespace
 
-int Classroom::start(int world, const std::string& spec_json, int lesson, const std::string& lang,
-                     bool step) {
+int Classroom::start(const Run& r) {
   std::lock_guard lock(mutex_);
-  if (state_.waiting() < world)
+  if (state_.waiting() < r.world)
     throw UsageError(
-        fmt::format("{} students are waiting; this run needs {}", state_.waiting(), world));
-  const std::vector<int> seats = pick_ranks(state_.students, world);
+        fmt::format("{} students are waiting; this run needs {}", state_.waiting(), r.world));
+  const std::vector<int> seats = pick_ranks(state_.students, r.world);
   const Student& rank0 = state_.students[static_cast<size_t>(seats[0] - 1)];
-  ClassroomStart start{
+  started_ = {
       .run = ++state_.run,
-      .world = world,
+      .world = r.world,
       .rendezvous = fmt::format("{}:{}", rank0.address, port() + kClassroomRendezvousOffset),
       .monitor_port = monitor_port(),
-      .lesson = lesson,
-      .lang = lang,
-      .spec_json = spec_json,
-      .step = step};
-  state_.lesson = lesson;
-  state_.world = world;
-  for (int rank = 0; rank < world; ++rank) {
-    Student& s = state_.students[static_cast<size_t>(seats[static_cast<size_t>(rank)] - 1)];
-    s.run = start.run, s.rank = rank, s.running = true, s.outcome.clear();
-    start.rank = rank;
-    for (Connection* c : connections_)
-      if (c->seat == s.seat) send_line(*c, classroom_start_line(start));
-  }
-  return start.run;
+      .lesson = r.lesson,
+      .lang = r.lang,
+      .spec_json = r.spec_json,
+      .step = r.step};
+  state_.lesson = r.lesson;
+  state_.world = r.world;
+  state_.elastic = r.elastic && r.lesson == 0;
+  for (int rank = 0; rank < r.world; ++rank)
+    tell_start(state_.students[static_cast<size_t>(seats[static_cast<size_t>(rank)] - 1)], rank,
+               false);
+  return started_.run;
+}
+
+int Classroom::add_to_run() {
+  std::lock_guard lock(mutex_);
+  if (!state_.elastic || !state_.running())
+    throw UsageError("only an elastic training run under way takes more laptops");
+  int added = 0;
+  for (Student& s : state_.students)
+    if (s.here && !s.running) tell_start(s, 0, true), ++added;
+  return added;
+}
+
+// Under mutex_: the latest run's start to student `s`, as rank `rank` or as one joining.
+void Classroom::tell_start(Student& s, int rank, bool join) {
+  s.run = started_.run, s.rank = join ? -1 : rank, s.running = true, s.outcome.clear();
+  ClassroomStart start = started_;
+  start.rank = rank;
+  start.join = join;
+  for (Connection* c : connections_)
+    if (c->seat == s.seat) send_line(*c, classroom_start_line(start));
 }
 
 }  // namespace dsgd::gui

@@ -21,12 +21,12 @@
 namespace dsgd::gui {
 
 struct Student {
-  int seat = 0;          // in the order they joined, from 1
-  std::string name;      // as they gave it (their address when none)
-  std::string address;   // their IP, as this machine sees it
-  bool here = true;      // false once their connection closed (they left, or their laptop slept)
-  int run = 0;           // the last run they were given (0: none yet)
-  int rank = -1;         // their rank in it
+  int seat = 0;         // in the order they joined, from 1
+  std::string name;     // as they gave it (their address when none)
+  std::string address;  // their IP, as this machine sees it
+  bool here = true;     // false once their connection closed (they left, or their laptop slept)
+  int run = 0;          // the last run they were given (0: none yet)
+  int rank = -1;        // their rank in it (-1: added to an elastic run, whose rank 0 numbers them)
   bool running = false;  // in that run, not done yet
   std::string outcome;   // how that run ended for them: "" while none, "finished" or the error
 };
@@ -37,7 +37,8 @@ struct ClassroomState {
   std::string last_refusal;       // why the latest was
   int run = 0;                    // runs started so far
   int lesson = 0;                 // the latest run's lesson (0: training)
-  int world = 0;                  // its ranks
+  int world = 0;                  // its ranks at its start
+  bool elastic = false;           // it goes on without a laptop that leaves, and takes more
   int waiting() const;            // students here and in no run
   bool running() const;           // a student of the latest run is in it still
 };
@@ -58,12 +59,24 @@ class Classroom {
   const std::string& token() const { return token_; }
   ClassroomState state() const;
 
+  // A run to start: `spec_json` is its description (sim/run_spec.h), `lesson` a lesson's
+  // number (0: training), stepped from the window when `step`; an `elastic` training run
+  // goes on without a laptop that leaves and takes students who join later (add_to_run).
+  struct Run {
+    int world = 0;
+    std::string spec_json;
+    int lesson = 0;
+    std::string lang = "en";
+    bool step = false;
+    bool elastic = false;
+  };
   // Starts run number state().run + 1 on the first `world` students waiting, in seat order
-  // (rank 0 the first whose address every other can reach): `spec_json` is the run's
-  // description, `lesson` a lesson's number (0: training). UsageError when fewer wait.
+  // (rank 0 the first whose address every other can reach). UsageError when fewer wait.
   // Returns the run's number.
-  int start(int world, const std::string& spec_json, int lesson, const std::string& lang,
-            bool step = false);
+  int start(const Run& run);
+  // Adds every student waiting to the latest run, an elastic one under way (its rank 0
+  // numbers them as they come); returns how many. UsageError for a run that is not.
+  int add_to_run();
 
   // A lesson's run: where the items and states its laptops send go (class_lesson.h), called
   // on the classroom's thread with the rank set to the sender's own in the latest run (a
@@ -84,6 +97,7 @@ class Classroom {
   void take_line(Connection& c, const std::string& line);
   void send_line(Connection& c, const std::string& line);
   Student* student_of(const Connection& c);
+  void tell_start(Student& s, int rank, bool join);
 
   std::string host_;
   std::string token_;
@@ -92,6 +106,7 @@ class Classroom {
   std::vector<Connection*> connections_;  // the thread's, under mutex_
   mutable std::mutex mutex_;
   ClassroomState state_;
+  ClassroomStart started_;  // the latest run's start, for students added to it
   RunLines run_lines_;
   std::thread thread_;
 };

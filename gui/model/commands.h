@@ -23,12 +23,13 @@ enum class CommandKind {
   set_link,       // settings: its default link applies to the running network from now on
   restart,        // settings
   // replay and views
-  seek,             // value: the time cursor (replay), in the snapshot's time base
-  select_message,   // index (-1: none)
-  set_view,         // view
-  start_lesson,     // index: the lesson's number; flag: in Chinese
-  start_class_run,  // the classroom's next run, on every student waiting (index: a lesson, 0:
-                    // training)
+  seek,              // value: the time cursor (replay), in the snapshot's time base
+  select_message,    // index (-1: none)
+  set_view,          // view
+  start_lesson,      // index: the lesson's number; flag: in Chinese
+  start_class_run,   // the classroom's next run, on every student waiting (index: a lesson, 0:
+                     // training; flag: in Chinese)
+  add_to_class_run,  // every student waiting into the elastic run under way
   // the window's own, done after rendering (exporter.h)
   save_png,    // index: the View to cut out of the frame (View::all: the whole window)
   record_gif,  // start recording a GIF, or stop and write it

@@ -123,6 +123,21 @@ void check_classroom_flags(GuiOptions& o) {
     throw UsageError(fmt::format("--token: give 1 to {} bytes", sim::kMaxTokenBytes));
 }
 
+// --elastic: the laptops' training runs in a classroom go on without a laptop that leaves;
+// the window's own runs do not take it.
+void check_elastic(const sim::RunFlags& run, const GuiOptions& o) {
+  if (run.elastic.empty() || run.elastic == "none") return;
+  if (!o.classroom)
+    throw UsageError(
+        fmt::format("--elastic {}: the window's own runs are not elastic; with --classroom the "
+                    "laptops' training runs are (or dsgd train --elastic)",
+                    run.elastic));
+  if (run.elastic == "restart")
+    throw UsageError(
+        "--elastic restart: the laptops write no checkpoints to restart from; use --elastic "
+        "in-process");
+}
+
 void read_window_flags(const WindowFlags& w, GuiOptions& o) {
   if (w.mode == "train")
     o.sim.mode = RunMode::train;
@@ -173,7 +188,8 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   sim::RunFlags run;
   // The run: the same flags, limits and messages as `dsgd train` (model, data, SGD, nodes,
   // network, faults), over the window's own defaults.
-  sim::add_run_flags(app, run, sim::kTrainingFlags | sim::kClusterFlags, gui_run_defaults());
+  sim::add_run_flags(app, run, sim::kTrainingFlags | sim::kClusterFlags | sim::kElasticFlags,
+                     gui_run_defaults());
   add_window_flags(app, o, window);
   add_record_flags(app, o.record);
   try {
@@ -187,6 +203,7 @@ GuiOptions parse_gui_options(const std::vector<std::string>& args) {
   if (!window.algorithm.empty()) run.allreduce = window.algorithm;
   read_window_flags(window, o);
   read_record_flags(o);
+  check_elastic(run, o);
   o.sim.run = sim::build_run_spec(run, gui_run_defaults());
   return o;
 }

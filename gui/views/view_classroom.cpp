@@ -18,7 +18,12 @@ namespace {
 // What a student is doing, in a few words.
 std::string student_state(const Student& st) {
   if (!st.here) return tr("left");
+  if (st.running && st.rank < 0) return fmt::format(fmt::runtime(tr("joining run {}")), st.run);
   if (st.running) return fmt::format(fmt::runtime(tr("rank {}, running")), st.rank);
+  if (st.rank < 0)
+    return fmt::format(fmt::runtime(tr(st.outcome == "finished" ? "joined run {}: finished"
+                                                                : "joined run {}: {}")),
+                       st.run, st.outcome);
   if (st.run == 0) return tr("waiting");
   if (st.outcome == "finished")
     return fmt::format(fmt::runtime(tr("rank {} of run {}: finished")), st.rank, st.run);
@@ -91,6 +96,11 @@ void draw_classroom(const Snapshot& s, Commands& commands) {
     commands.push(
         Command{.kind = CommandKind::start_class_run, .flag = s.view.chinese, .index = 0});
   ImGui::EndDisabled();
+  if (c.elastic && c.running() && waiting > 0) {  // students who came late join the run
+    const std::string add = fmt::format(
+        fmt::runtime(tr("Add {} laptops to run {}###add_to_class_run")), waiting, c.run);
+    if (ImGui::Button(add.c_str(), ImVec2(-1, 0))) commands.push(CommandKind::add_to_class_run);
+  }
   draw_lesson_picker(s, commands);  // its button starts the lesson on the laptops
   if (c.run > 0)
     ImGui::Text("%s", fmt::format(fmt::runtime(tr(c.running() ? "run {}: {} laptops, running"

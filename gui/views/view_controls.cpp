@@ -245,6 +245,15 @@ bool fault_editor(sim::RunSpec& run, int64_t step_now) {
 }
 
 // Edits of the next run's settings live in ViewSettings::draft until "Restart".
+// A classroom's training run: whether the others go on when a laptop leaves (Horovod's
+// elastic, in-process), which also lets students who join later into the run.
+bool elastic_choice(sim::RunSpec& run) {
+  bool elastic = run.elastic.policy == sim::ElasticPolicy::in_process;
+  if (!ImGui::Checkbox(tr("go on when a laptop leaves (elastic)"), &elastic)) return false;
+  run.elastic.policy = elastic ? sim::ElasticPolicy::in_process : sim::ElasticPolicy::none;
+  return true;
+}
+
 void settings_editor(const Snapshot& s, Commands& commands) {
   ViewSettings v = s.view;
   SimSettings& d = v.draft;
@@ -268,6 +277,7 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   changed |= training_editor(d.run);
+  if (classroom) changed |= elastic_choice(d.run);
   if (!classroom) changed |= fault_editor(d.run, s.controls.step);
   if (!classroom && ImGui::Button(tr("Restart with these settings"), ImVec2(-1, 0)))
     commands.push(Command{.kind = CommandKind::restart, .settings = d});

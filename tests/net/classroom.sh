@@ -7,7 +7,9 @@
 # Second class: three students, one killed mid-run: the window shows them gone, the others
 # report the error naming a rank and end cleanly when the class does. Third class: lesson 4 on
 # four laptops, stepped a message at a time from the window: its transcript is the golden
-# one, and each laptop printed its own rank's part.
+# one, and each laptop printed its own rank's part. Fourth class: an elastic training run
+# (--elastic in-process): bob's laptop dies and the others go on; erin, who joins during the
+# run, is added to it; all three finish.
 # Usage: classroom.sh DSGD DSGD_GUI
 set -eu
 dsgd=$1
@@ -120,3 +122,28 @@ for name in alice bob carol dave; do
   k=$((k + 1))
 done
 echo "ok: the third class"
+
+# Fourth class: an elastic run loses bob and takes erin.
+class="4-"
+teacher "$dir/gui4.log" 3 --elastic in-process --steps 1500 --latency 2ms
+pids=""
+k=0
+for name in alice bob carol; do
+  student "s$k" $name
+  until_in_log "(seat $((k + 1)))" "$dir/4-$name.log"
+  k=$((k + 1))
+done
+until_in_log "step 1/" "$dir/4-alice.log"
+in_ns s1 pkill -KILL -f "^$dsgd node .*--name bob" || fail "bob's node was not running"
+student s4 erin
+wait $teacher || fail "the teacher's window failed: $(cat "$dir/gui4.log")"
+for p in $pids; do wait "$p" || true; done # bob's was killed
+cat "$dir/gui4.log"
+grep -q "student 2 bob (10.77.0.11): left" "$dir/gui4.log" || fail "bob not shown as gone"
+for line in "1 alice (10.77.0.10): rank 0 of run 1: finished" \
+  "3 carol (10.77.0.12): rank 2 of run 1: finished" "4 erin (10.77.0.14): joined run 1: finished"; do
+  grep -q "student $line" "$dir/gui4.log" || fail "no line 'student $line'"
+done
+grep -q "rank 1 lost after step" "$dir/4-alice.log" || fail "bob's loss: $(cat "$dir/4-alice.log")"
+grep -q "rank 3 joined after step" "$dir/4-alice.log" || fail "erin's join: $(cat "$dir/4-alice.log")"
+echo "ok: the fourth class"
