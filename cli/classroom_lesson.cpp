@@ -124,7 +124,7 @@ uint64_t lesson_hash(const ClassroomStart& start, const lessons::LessonSettings&
 sim::NodeProcessOptions process_of(const NodeFlags& node, uint64_t run_hash) {
   return {.rank = node.rank,
           .rendezvous = sim::parse_endpoint(node.rendezvous, "the teacher's rendezvous"),
-          .listen = boost::asio::ip::make_address(node.listen),
+          .listen = listen_address(node.listen),
           .token = node.token,
           .run_hash = run_hash};
 }

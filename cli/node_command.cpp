@@ -106,6 +106,16 @@ void check_node_identity(const NodeFlags& f) {
         fmt::format("--token: give 1 to {} bytes, the same on every node", sim::kMaxTokenBytes));
 }
 
+boost::asio::ip::address listen_address(const std::string& listen) {
+  boost::system::error_code ec;
+  const auto address =
+      boost::asio::ip::make_address_v4(listen == "localhost" ? "127.0.0.1" : listen, ec);
+  if (ec)
+    throw UsageError(fmt::format(
+        "--listen '{}': give an IPv4 address, e.g. 0.0.0.0 (every interface)", listen));
+  return address;
+}
+
 namespace {
 
 NodePlan check_flags(const NodeFlags& f) {
@@ -160,11 +170,7 @@ NodePlan check_flags(const NodeFlags& f) {
           f.rendezvous));
     plan.listen = asio::ip::make_address("127.0.0.1");
   } else {
-    boost::system::error_code ec;
-    plan.listen = asio::ip::make_address_v4(f.listen == "localhost" ? "127.0.0.1" : f.listen, ec);
-    if (ec)
-      throw UsageError(fmt::format(
-          "--listen '{}': give an IPv4 address, e.g. 0.0.0.0 (every interface)", f.listen));
+    plan.listen = listen_address(f.listen);
   }
   return plan;
 }

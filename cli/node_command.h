@@ -11,6 +11,9 @@
 // (the real transfer time then counts twice), and --crash at a time is per machine.
 #pragma once
 
+#include <utility>  // before Asio on g++ 12 (Boost 1.74)
+
+#include <boost/asio/ip/address.hpp>
 #include <optional>
 #include <string>
 
@@ -42,5 +45,7 @@ void add_node_command(CLI::App& app, NodeFlags& flags);
 int run_node(const NodeFlags& flags);
 // UsageError for a --name or --token a node cannot present.
 void check_node_identity(const NodeFlags& flags);
+// --listen's address ("localhost": 127.0.0.1); UsageError for anything but IPv4.
+boost::asio::ip::address listen_address(const std::string& listen);
 
 }  // namespace dsgd::cli

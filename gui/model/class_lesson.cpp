@@ -43,14 +43,14 @@ ClassLesson::~ClassLesson() {
 }
 
 void ClassLesson::take(const ClassroomMessage& m) {
-  if (m.item && m.item->run == run_ && m.item->rank < world_) {
+  if (m.item && m.item->run == run_ && m.item->rank >= 0 && m.item->rank < world_) {
     try {
       recorder_->add(m.item->rank, lessons::log_item_from_json(m.item->item_json));
     } catch (const DataError&) {
       // Not an item this dsgd writes: the lesson's transcript goes without it.
     }
   }
-  if (m.state && m.state->run == run_ && m.state->rank < world_) {
+  if (m.state && m.state->run == run_ && m.state->rank >= 0 && m.state->rank < world_) {
     std::lock_guard lock(mutex_);
     Rank& r = ranks_[static_cast<size_t>(m.state->rank)];
     r.state = *m.state;

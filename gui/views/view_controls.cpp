@@ -333,7 +333,7 @@ void draw_controls(const Snapshot& s, Commands& commands) {
   }
   if (s.classroom.active) {
     draw_classroom(s, commands);
-    if (s.controls.watching) ImGui::Text("%s: %s", tr("status"), s.controls.status.c_str());
+    if (s.controls.watching) ImGui::Text("%s: %s", tr("status"), tr(s.controls.status.c_str()));
   } else {
     run_controls(s, commands);
     speed_presets(s, commands);
