@@ -83,7 +83,6 @@ class ClassLesson {
   std::vector<Rank> ranks_;
   std::unique_ptr<lessons::Recorder> recorder_;
   std::unique_ptr<lessons::StepTranscript> transcript_;
-  bool finished_ = false;
 };
 
 }  // namespace dsgd::gui
