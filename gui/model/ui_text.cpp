@@ -156,6 +156,7 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
      "run or a lesson on them.",
      "还没有运行：加入的笔记本列在控制面板中，可在它们上面开始训练或一节课。"},
     {"rank", "秩"},
+    {", switches inside", "，交换机在圈内"},
     {"step {}", "第 {} 步"},
     {"{}x{:.3g} slower", "{}慢 {:.3g} 倍"},
     {"crashed", "已崩溃"},

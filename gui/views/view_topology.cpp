@@ -18,6 +18,7 @@
 #include "core/io/trace_summary.h"
 #include "gui/model/contrast.h"
 #include "gui/model/packets.h"
+#include "gui/model/switch_tree.h"
 #include "gui/views/disc_layer.h"
 #include "gui/views/line_layer.h"
 #include "gui/views/theme.h"
@@ -51,10 +52,12 @@ struct Frame {
   ImVec2 top, avail, origin, size, corner;
   Layout layout;
   std::vector<Vec2> pos;
+  SwitchTree tree;  // on the ring layout: the network's switches inside it
   float node_r;
   int footer_lines;  // the caption, and a line on the outages while one holds a link
 
   ImVec2 at(int rank) const { return to_screen(pos[rank], origin, size); }
+  ImVec2 switch_at(int i) const { return to_screen(tree.switches[size_t(i)], origin, size); }
 };
 
 // The least distance between two ranks next to each other (in their order, and a row of a
@@ -82,6 +85,8 @@ Frame frame_of(const Snapshot& s, ImVec2 top, ImVec2 avail) {
           .avail = avail};
   f.layout = resolve_layout(s.view.layout, s.algorithm, s.world);
   f.pos = layout_positions(f.layout, s.world);
+  if (f.layout == Layout::ring && s.summary.groups < 2)
+    f.tree = switch_tree(s.controls.settings.run.cluster.network, s.world);
   f.footer_lines = s.links_down.empty() ? 2 : 3;
   const float margin = 2.2f * f.font;
   f.origin = {top.x + margin, top.y + margin};
@@ -137,6 +142,23 @@ void add_cut_link(const Frame& f, int a, int b, std::vector<LayerLine>& lines) {
       layer_line(f, {mid.x - k, mid.y + k}, {mid.x + k, mid.y - k}, f.pal.link_slow, 2 * width));
 }
 
+// The switches' links, under everything: a rank's to its switch from its rim, and those
+// between switches.
+std::vector<LayerLine> tree_lines(const Frame& f) {
+  std::vector<LayerLine> lines;
+  const float width = 1.5f * f.scale;
+  for (const auto& [rank, sw] : f.tree.uplinks) {
+    const ImVec2 a = f.at(rank), b = f.switch_at(sw);
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
+    if (len <= f.node_r) continue;
+    const ImVec2 rim{a.x + dx * f.node_r / len, a.y + dy * f.node_r / len};
+    lines.push_back(layer_line(f, rim, b, f.pal.grid, width));
+  }
+  for (const auto& [a, b] : f.tree.trunks)
+    lines.push_back(layer_line(f, f.switch_at(a), f.switch_at(b), f.pal.grid, 2 * width));
+  return lines;
+}
+
 // Links: ring neighbours (ring layout) and every pair a message used (32 ranks talking to
 // each other: 496 of them), for an image rendered only when they change (line_layer.h).
 // Those an outage holds are drawn cut; all of them while they are few (a partition of 32
@@ -150,7 +172,7 @@ std::vector<LayerLine> link_lines(const Frame& f) {
     for (int r = 0; r < s.world && s.world > 1; ++r)
       used.insert({std::min(r, (r + 1) % s.world), std::max(r, (r + 1) % s.world)});
   const std::set<Pair> cut = cut_pairs(s);
-  std::vector<LayerLine> lines;
+  std::vector<LayerLine> lines = tree_lines(f);
   for (const Pair& pair : cut)
     if (cut.size() <= 24 || used.count(pair)) add_cut_link(f, pair.first, pair.second, lines);
   for (const auto& [a, b] : used) {
@@ -356,6 +378,17 @@ void draw_rank(const Frame& f, int r, Rgba halo) {
 }
 
 // Every rank, ringed in its group's colour while a partition splits them.
+// The switches: small squares, the higher levels smaller, over their links.
+void draw_switches(const Frame& f) {
+  for (size_t i = 0; i < f.tree.switches.size(); ++i) {
+    const ImVec2 c = f.switch_at(int(i));
+    const float k = f.node_r * (f.tree.level[i] == 1 ? 0.45f : 0.38f);
+    f.dl->AddRectFilled({c.x - k, c.y - k}, {c.x + k, c.y + k}, f.pal.panel, 0.2f * k);
+    f.dl->AddRect({c.x - k, c.y - k}, {c.x + k, c.y + k}, f.pal.dim_text, 0.2f * k, 0,
+                  1.5f * f.scale);
+  }
+}
+
 void draw_ranks(const Frame& f) {
   std::vector<Rgba> halo(f.s.world, 0);
   for (size_t g = 0; g < f.s.partition.size(); ++g)
@@ -438,7 +471,8 @@ void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   const std::string now =
       fmt::format("{}  |  t = {} ({})", in_flight_caption(scene), format_seconds(s.now_s),
                   s.time_base == TimeBase::model ? tr("model time") : tr("network time"));
-  std::string network = fmt::format("{}  |  {}", layout_caption(f.layout), link);
+  std::string network = fmt::format("{}{}  |  {}", layout_caption(f.layout),
+                                    f.tree.empty() ? "" : tr(", switches inside"), link);
   if (s.summary.groups >= 2)  // what a disc stands for, first: where the line is cut, it stays
     network =
         fmt::format(fmt::runtime(tr("nodes are groups of ranks (node 1: ranks {}-{})  |  {}")),
@@ -487,6 +521,7 @@ void draw_topology(const Snapshot& s, Commands& commands, TopologyLayers& layers
   const Frame f = frame_of(s, top, avail);
   const PacketScene scene = packet_scene(f);
   draw_links_and_packets(f, scene, layers);
+  draw_switches(f);
   draw_ranks(f);
   draw_outages(f);
   draw_caption_and_legend(f, scene);
