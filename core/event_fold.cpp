@@ -201,9 +201,14 @@ void EventFold::on_send_begin(RankState& st, const Event& e, Stamp t) {
                 .preview_count = std::min<uint8_t>(e.preview_count, 4),
                 .preview = e.preview};
   count_collective_message(st, e.tag, &m);
+  // Its receiver's round ended before it came here (a watched run: each process's events
+  // arrive on their own): abandoned, unless its receive comes after all.
+  m.abandoned = e.peer >= 0 && e.peer < static_cast<int>(ranks_.size()) &&
+                ranks_[size_t(e.peer)].round_ended >= static_cast<int64_t>(round);
   if (m.k < pair.arrivals.size()) {  // its receive came first
     m.arrived = pair.arrivals[m.k];
     m.has_arrived = true;
+    m.abandoned = false;
     m.recv_slice = pair.recv_slices[m.k];
     if (m.recv_slice >= 0) slices_[m.recv_slice].message = index;
   }
@@ -270,7 +275,11 @@ void EventFold::on_note(const Event& e, Stamp t) {
                      .tag = e.tag,
                      .begin = t,
                      .end = t});
-  if (std::strcmp(e.op, kRoundEndNote) == 0) end_round(state(e.rank), e.rank, t);
+  if (std::strcmp(e.op, kRoundEndNote) == 0) {
+    RankState& st = state(e.rank);
+    st.round_ended = std::max(st.round_ended, static_cast<int64_t>(e.seq));
+    end_round(st, e.rank, t);
+  }
   if (e.peer < 0 || std::strcmp(e.op, kRetransmitNote) != 0) return;
   // The latest round's pair (a retransmit note's seq is its count, not a message's).
   auto it = pairs_.lower_bound({e.rank, e.peer, e.tag + 1, 0});

@@ -122,6 +122,7 @@ class EventFold {
     std::vector<Open> steps, computes, collectives, recvs;
     std::vector<size_t> unended_sends;  // slices of sends waiting for their send_end
     Progress current, all_reduce;       // the latest collective, and the latest all_reduce
+    int64_t round_ended = -1;           // the latest round of an elastic run it ended
     RankFold fold;
   };
   // src, dst, tag, and the round of an elastic run (a message event's seq >> kRoundShift,

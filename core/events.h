@@ -37,7 +37,8 @@ inline constexpr const char* kBundleNote = "messages";
 // begin and end), so that its messages are told from an earlier round's.
 inline constexpr int kRoundShift = 40;
 // A note that the rank's part in a round of an elastic run ended there (a rank was lost):
-// what it left open ends unfinished, and its messages never received were abandoned.
+// what it left open ends unfinished, and its messages never received were abandoned. Its
+// seq is the round's number.
 inline constexpr const char* kRoundEndNote = "round ended";
 
 const char* to_string(EventKind kind);

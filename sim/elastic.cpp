@@ -197,12 +197,13 @@ CommError out_of_changes(const RoundOutcome& outcome, const MembershipChange& ch
 }  // namespace
 
 void end_round_in_events(EventSink* events, const std::vector<int>& nodes, Clock::time_point epoch,
-                         double model_s) {
+                         double model_s, int round) {
   if (!events) return;
   const double wall_s = std::chrono::duration<double>(Clock::now() - epoch).count();
   for (int node : nodes)
     events->on_event({.kind = EventKind::note,
                       .rank = node,
+                      .seq = static_cast<uint64_t>(round),
                       .wall_s = wall_s,
                       .model_s = model_s,
                       .op = kRoundEndNote});
@@ -278,7 +279,7 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
       r.commit = [&record](int rank, const TrainState& s) { record.commit(rank, s); };
     if (!run_round(o, fn, r, record)) return changes;
     const RoundOutcome outcome = record.outcome();
-    end_round_in_events(options.events, members, epoch, outcome.model_s);
+    end_round_in_events(options.events, members, epoch, outcome.model_s, round);
     MembershipChange change = membership_change(outcome, members, changes.size(), spec);
     resume = state_to_go_on(spec, record, outcome, resume, newest_checkpoint);
     change.resumed_step = resume ? resume->step : 0;

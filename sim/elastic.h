@@ -98,8 +98,10 @@ class NodeNumbering : public EventSink {
 // Marks where each of `nodes`' round ended, in the events: what it left open (a step, a
 // compute, a collective) ends there, unfinished, a receive it never completed is dropped,
 // and a later round's step of the same number is a step of its own (core/event_fold.h).
+// The note's seq is the round's number: a message of it folded after its receiver's note
+// (a watched run's events come as each process sends them) was abandoned too.
 void end_round_in_events(EventSink* events, const std::vector<int>& nodes, Clock::time_point epoch,
-                         double model_s);
+                         double model_s, int round);
 
 // Adds a round's reports to a rank's hooks: after `hooks.on_step`, round.step_done; and, in
 // process, round.commit of every step's state.

@@ -345,7 +345,8 @@ class ElasticRounds {
   // This node's round ended in the events (unless it joins: it had none); the next one is
   // `start`'s.
   void next(const RoundStart& start, double model_s, bool ends_a_round = true) {
-    if (ends_a_round) end_round_in_events(options_.events, {node_id()}, epoch_, model_s);
+    if (ends_a_round)
+      end_round_in_events(options_.events, {node_id()}, epoch_, model_s, round_.round);
     round_start_ = start;
     rank_ = start.rank;
     round_ = {.round = start.round,

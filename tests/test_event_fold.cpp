@@ -398,3 +398,50 @@ TEST_CASE("the fold pairs messages in either order and keeps what is open", "[fo
   CHECK(fold.messages()[1].recv_slice == -1);
   CHECK(fold.slices().size() == 4);
 }
+
+TEST_CASE("a message folded after its receiver's round ended was abandoned, a later round's not",
+          "[fold][elastic]") {
+  // A watched elastic run: each process streams its own events, so rank 0's note that its
+  // round 0 ended comes before the last send rank 1 made to it in that round.
+  const uint64_t round1 = uint64_t{1} << kRoundShift;
+  const std::vector<Event> events = {
+      {.kind = EventKind::note, .rank = 0, .seq = 0, .wall_s = 1.0, .op = kRoundEndNote},
+      {.kind = EventKind::send_begin,
+       .rank = 1,
+       .peer = 0,
+       .tag = 3,
+       .bytes = 8,
+       .seq = 7,
+       .wall_s = 0.9},
+      {.kind = EventKind::send_begin,
+       .rank = 2,
+       .peer = 0,
+       .tag = 3,
+       .bytes = 8,
+       .seq = round1,
+       .wall_s = 1.5},
+      {.kind = EventKind::send_begin,
+       .rank = 0,
+       .peer = 2,
+       .tag = 3,
+       .bytes = 8,
+       .seq = round1,
+       .wall_s = 1.6},
+      {.kind = EventKind::recv_end,
+       .rank = 2,
+       .peer = 0,
+       .tag = 3,
+       .bytes = 8,
+       .seq = round1,
+       .wall_s = 1.7},
+  };
+  EventFold fold;
+  for (const Event& e : events)
+    fold.add(e);
+  REQUIRE(fold.messages().size() == 3);
+  CHECK(fold.messages()[0].abandoned);        // round 0, to a rank whose round 0 had ended
+  CHECK_FALSE(fold.messages()[1].abandoned);  // round 1: in flight
+  CHECK_FALSE(fold.messages()[1].has_arrived);
+  CHECK_FALSE(fold.messages()[2].abandoned);  // round 1, received
+  CHECK(fold.messages()[2].has_arrived);
+}

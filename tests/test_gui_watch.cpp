@@ -79,6 +79,37 @@ TEST_CASE("ranks run by processes of their own are named after their senders", "
   ::close(bob);
 }
 
+TEST_CASE("once every sender has gone, a message never received was lost, not in flight",
+          "[gui][monitor]") {
+  GuiApp app;
+  app.open_watch("0");
+  REQUIRE(app.watch() != nullptr);
+  // Rank 0 sends to rank 1, whose laptop died before receiving it.
+  const int alice = test::raw_connect(app.watch()->port());
+  test::raw_send(alice, bytes(monitor_hello_line({.name = "alice", .world = 2}) +
+                              monitor_event_line({.kind = EventKind::send_begin,
+                                                  .rank = 0,
+                                                  .peer = 1,
+                                                  .bytes = 8,
+                                                  .wall_s = 0.1,
+                                                  .model_s = 0.1})));
+  const int bob = test::raw_connect(app.watch()->port());
+  test::raw_send(
+      bob, bytes(monitor_hello_line({.name = "bob", .world = 2}) +
+                 monitor_event_line(
+                     {.kind = EventKind::step_begin, .rank = 1, .wall_s = 0.05, .model_s = 0.05})));
+  REQUIRE(test::wait_for([&] { return app.watch()->state().events.size() == 2; }));
+  Snapshot s = app.snapshot();
+  CHECK(s.in_flight.size() == 1);  // alice's laptop is still there: it may yet arrive
+  CHECK(s.lost.empty());
+  ::close(bob);
+  ::close(alice);
+  REQUIRE(test::wait_for([&] { return app.watch()->state().connected == 0; }));
+  s = app.snapshot();
+  CHECK(s.in_flight.empty());
+  CHECK(s.lost.size() == 1);
+}
+
 TEST_CASE("senders whose clocks differ are placed on the watch's clock", "[gui][monitor]") {
   Watch watch("0");
   // Two machines' events at the same moment, their clocks 95 s apart.

@@ -120,6 +120,9 @@ Snapshot GuiApp::watch_snapshot() const {
   }
   in.world = std::max(in.world, w.world);
   in.time_base = w.model_time && !w.events.empty() ? TimeBase::model : TimeBase::wall;
+  // Every sender has gone and nothing was dropped: the events hold every receive there was,
+  // so a message never received (to or from a laptop that died) was lost, not in flight.
+  in.complete = !w.senders.empty() && w.connected == 0 && w.dropped == 0;
   Snapshot s = build_snapshot(w.events, in);
   s.title = w.senders.empty()
                 ? fmt::format(fmt::runtime(tr("watching {}: waiting for a run (--monitor)")),
