@@ -93,8 +93,8 @@ class StepAgent {
 void print_item(int rank, const LogItem& item, const lessons::LessonText& text,
                 lessons::Lang lang) {
   switch (item.kind) {
-    case LogItem::Kind::section:
-      fmt::print("\n{}\n", text.section(item.text));
+    case LogItem::Kind::section:  // an empty id: a group of lines ends (next_group), no text
+      if (!item.text.empty()) fmt::print("\n{}\n", text.section(item.text));
       break;
     case LogItem::Kind::print:
       fmt::print("{}{}\n", lessons::rank_prefix(rank, lang), item.text);

@@ -222,6 +222,7 @@ class SimNode final : public Communicator, private MailboxDriver {
   void take_incoming();
   void add_link(int peer, int fd, bool connecting = false, std::string where = "");
   void finish_connect(int peer);
+  void await_connect(int peer);
   bool has_link(int peer) const { return peers_[peer]->link_count > 0; }
   // Rank thread (node_io.cpp):
   void poll_links(Clock::time_point until);

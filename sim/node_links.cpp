@@ -1,6 +1,7 @@
 // SimNode's connections, made when a pair first talks: the first send to a peer dials it
 // (connector.h), and every wait takes the connections peers made meanwhile. Every function
 // here runs on the rank thread.
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "sim/handshake.h"
 #include "sim/node.h"
 
 namespace dsgd::sim {
@@ -39,7 +41,20 @@ bool SimNode::open_link(int dst, const std::shared_ptr<OpState>& op) {
     peers_[dst]->outbox.push_back(std::move(hello));
     frames_queued_.fetch_add(1, std::memory_order_relaxed);
   }
+  if (d.connecting) await_connect(dst);
   return true;
+}
+
+// The peer's listener takes a connection only with a hello within kHelloTimeout, and only the
+// rank thread writes it (when it sends or waits): a rank that sends once and then computes
+// for longer (a lesson's rank 0 running demos of its own) would leave it unsent. So the first
+// send finishes its connect, within that time, and its frames then go out with it.
+void SimNode::await_connect(int peer) {
+  Peer& p = *peers_[peer];
+  if (p.link_count == 0 || !p.links[0].connecting) return;
+  pollfd out{.fd = p.links[0].fd, .events = POLLOUT, .revents = 0};
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(kHelloTimeout);
+  if (::poll(&out, 1, static_cast<int>(limit.count())) == 1) finish_connect(peer);
 }
 
 void SimNode::take_incoming() {

@@ -176,6 +176,28 @@ TEST_CASE("a node's port refuses garbage and a wrong token, and takes a peer's f
     n->close();
 }
 
+TEST_CASE("a rank that sends once and then computes past the hello's limit still delivers",
+          "[handshake][sim]") {
+  // Lesson 13's rank 0 broadcasts, then runs demos of its own for a minute without a call
+  // that would write: its first send must leave with its connection's hello.
+  sim::Network network({}, 2);
+  sim::NetClock clock;
+  sim::SimNode node0(0, 2, {}, network, clock), node1(1, 2, {}, network, clock);
+  for (auto* n : {&node0, &node1}) {
+    n->set_job({.token = "sesame"});
+    n->set_timeout(3s);
+  }
+  dsgd::test::start_listening({&node0, &node1}, {});
+  std::vector<float> x{1, 2, 3}, y(3, 0);
+  node1.send(x, 0, 7);
+  std::this_thread::sleep_for(sim::kHelloTimeout + 1s);  // rank 1 computes; nobody writes
+  node0.recv(y, 1, 7);
+  CHECK(y == x);
+  CHECK(node0.refusals().empty());
+  for (auto* n : {&node0, &node1})
+    n->close();
+}
+
 TEST_CASE("a receive from a rank of another process that never connects names it at the deadline",
           "[handshake][sim]") {
   sim::Network network({}, 3);
