@@ -111,8 +111,8 @@ boost::asio::ip::address listen_address(const std::string& listen) {
   const auto address =
       boost::asio::ip::make_address_v4(listen == "localhost" ? "127.0.0.1" : listen, ec);
   if (ec)
-    throw UsageError(fmt::format(
-        "--listen '{}': give an IPv4 address, e.g. 0.0.0.0 (every interface)", listen));
+    throw UsageError(
+        fmt::format("--listen '{}': give an IPv4 address, e.g. 0.0.0.0 (every interface)", listen));
   return address;
 }
 
