@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/model/classroom.h"
 #include "gui/model/settings.h"
 #include "gui/model/ui_text.h"
 
@@ -101,4 +102,18 @@ TEST_CASE("ui_text: the run's title and the network's caption are in the window'
   CHECK(caption == "延迟 2 ms, 带宽 1 Gbit/s, mesh, 抖动 1 ms; 链路 0->1: 延迟 30 ms, 故障节点：1");
   for (const char* english : {"latency", "bandwidth", "jitter", "link", "faulty"})
     CHECK(caption.find(english) == std::string::npos);
+}
+
+TEST_CASE("ui_text: a student's state in words, waiting before any run", "[gui][classroom]") {
+  Language en(false);
+  CHECK(student_state({.seat = 1, .name = "ann"}) == "waiting");  // not in a run: no rank
+  CHECK(student_state({.seat = 1, .here = false}) == "left");
+  CHECK(student_state({.run = 1, .rank = 2, .running = true}) == "rank 2, running");
+  CHECK(student_state({.run = 1, .rank = -1, .running = true}) == "joining run 1");
+  CHECK(student_state({.run = 1, .rank = -1, .outcome = "finished"}) == "joined run 1: finished");
+  CHECK(student_state({.run = 2, .rank = 0, .outcome = "finished"}) == "rank 0 of run 2: finished");
+  CHECK(student_state({.run = 2, .rank = 0, .outcome = "rank 0: lost rank 1"}) ==
+        "rank 0 of run 2: rank 0: lost rank 1");
+  Language zh(true);
+  CHECK(student_state({.seat = 1}) == "等待");
 }

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "core/io/classroom_wire.h"
 #include "gui/model/listen_socket.h"
+#include "gui/model/ui_text.h"
 
 namespace dsgd::gui {
 
@@ -25,6 +26,20 @@ struct Classroom::Connection {
   std::string pending;  // bytes after the last whole line
   int seat = 0;         // 0 until it joined
 };
+
+std::string student_state(const Student& st) {
+  if (!st.here) return tr("left");
+  if (st.run == 0) return tr("waiting");
+  if (st.running && st.rank < 0) return fmt::format(fmt::runtime(tr("joining run {}")), st.run);
+  if (st.running) return fmt::format(fmt::runtime(tr("rank {}, running")), st.rank);
+  if (st.rank < 0)  // added to an elastic run: its rank 0 numbered it
+    return fmt::format(fmt::runtime(tr(st.outcome == "finished" ? "joined run {}: finished"
+                                                                : "joined run {}: {}")),
+                       st.run, st.outcome);
+  if (st.outcome == "finished")
+    return fmt::format(fmt::runtime(tr("rank {} of run {}: finished")), st.rank, st.run);
+  return fmt::format(fmt::runtime(tr("rank {} of run {}: {}")), st.rank, st.run, st.outcome);
+}
 
 int ClassroomState::waiting() const {
   return static_cast<int>(std::count_if(students.begin(), students.end(),

@@ -31,6 +31,10 @@ struct Student {
   std::string outcome;   // how that run ended for them: "" while none, "finished" or the error
 };
 
+// What a student is doing, in a few words of the window's language (ui_text.h): "waiting",
+// "rank 2, running", "joining run 3", "rank 2 of run 1: finished", "left", ...
+std::string student_state(const Student& st);
+
 struct ClassroomState {
   std::vector<Student> students;  // by seat
   int refused = 0;                // connections closed as not a student of this class

@@ -15,21 +15,6 @@
 namespace dsgd::gui {
 namespace {
 
-// What a student is doing, in a few words.
-std::string student_state(const Student& st) {
-  if (!st.here) return tr("left");
-  if (st.running && st.rank < 0) return fmt::format(fmt::runtime(tr("joining run {}")), st.run);
-  if (st.running) return fmt::format(fmt::runtime(tr("rank {}, running")), st.rank);
-  if (st.rank < 0)
-    return fmt::format(fmt::runtime(tr(st.outcome == "finished" ? "joined run {}: finished"
-                                                                : "joined run {}: {}")),
-                       st.run, st.outcome);
-  if (st.run == 0) return tr("waiting");
-  if (st.outcome == "finished")
-    return fmt::format(fmt::runtime(tr("rank {} of run {}: finished")), st.rank, st.run);
-  return fmt::format(fmt::runtime(tr("rank {} of run {}: {}")), st.rank, st.run, st.outcome);
-}
-
 void student_table(const ClassroomState& c) {
   if (c.students.empty()) {
     ImGui::TextDisabled("%s", tr("nobody has joined yet"));
