@@ -1,7 +1,6 @@
 #include "sim/control.h"
 
 #include <thread>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -29,12 +28,6 @@ std::pair<uint64_t, uint64_t> traffic(const std::vector<SimNode*>& nodes) {
 std::string blocked_text(const SimNode& n, const Mailbox::Snapshot& s) {
   if (s.waiting_recv) return blocked_recv_text(n.rank(), s.peer, s.tag);
   return blocked_send_text(n.rank(), s.peer, s.tag, s.send_count * sizeof(float), n.eager_bytes());
-}
-
-// The step order: (model time, source, dest, seq), deterministic for a deterministic program.
-bool earlier(const Message& a, const Message& b) {
-  return std::tie(a.model_s, a.source, a.dest, a.seq) <
-         std::tie(b.model_s, b.source, b.dest, b.seq);
 }
 
 StepInfo step_info(const Message& m, size_t count) {
@@ -104,7 +97,7 @@ LocalStepState SimControl::local_state() {
   for (SimNode* n : nodes_) {
     Mailbox::Snapshot s = n->mailbox().snapshot();
     if ((!s.done && !s.waiting) || s.matches_pending) out.busy = true;
-    if (s.next && (!best || earlier(*s.next, *best))) {
+    if (s.next && (!best || steps_before(*s.next, *best))) {
       best = std::move(s.next);
       out.next = step_info(*best, s.next_count);
     }
@@ -152,7 +145,7 @@ std::optional<StepInfo> SimControl::next_message(std::chrono::milliseconds timeo
         Mailbox::Snapshot s = n->mailbox().snapshot();
         // A match not yet told to its sender is a frame about to be in flight.
         if ((!s.done && !s.waiting) || s.matches_pending) any_running = true;
-        if (s.next && (!best || earlier(*s.next, *best))) {
+        if (s.next && (!best || steps_before(*s.next, *best))) {
           best = std::move(s.next);
           best_count = s.next_count;
           owner = n;

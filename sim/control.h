@@ -7,6 +7,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,15 @@ struct LocalStepState {
   uint64_t released = 0;            // release() calls so far
   std::optional<StepInfo> next;     // the earliest message held here (its net_s: arrival)
 };
+
+// The order step mode delivers held messages in: (model time, source, dest, seq), deterministic
+// for a deterministic program. For a Message, a StepInfo, or a classroom's ClassroomPending
+// (a stepper whose nodes are other processes must choose as step() does).
+template <typename HeldMessage>
+bool steps_before(const HeldMessage& a, const HeldMessage& b) {
+  return std::tie(a.model_s, a.source, a.dest, a.seq) <
+         std::tie(b.model_s, b.source, b.dest, b.seq);
+}
 
 class SimControl {
  public:

@@ -16,14 +16,27 @@
 
 namespace dsgd::test {
 
-// A port nobody listens on now (the kernel's choice; free again when this returns).
-inline uint16_t free_port() {
+// A TCP socket bound to 127.0.0.1:port (0: a port the kernel picks), with SO_REUSEADDR as
+// Asio's acceptors and a late observer bind; -1 when that port cannot be bound.
+inline int bound_loopback(uint16_t port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
+// A port nobody listens on now (the kernel's choice; free again when this returns).
+inline uint16_t free_port() {
+  const int fd = bound_loopback(0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
   socklen_t n = sizeof a;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0);
   ::close(fd);
   return ntohs(a.sin_port);
@@ -31,24 +44,18 @@ inline uint16_t free_port() {
 
 // `count` consecutive ports nobody has bound now, for a server that listens on a port and the
 // ones after it (dsgd-gui --classroom). Chosen below the kernel's ephemeral range, where
-// client sockets' local ports do not land; probed with SO_REUSEADDR as Asio's acceptors bind.
+// client sockets' local ports do not land.
 inline uint16_t free_ports(int count) {
   static unsigned next = 20000 + static_cast<unsigned>(::getpid()) % 8000;
   for (int attempt = 0; attempt < 200; ++attempt, next += static_cast<unsigned>(count)) {
     if (next + static_cast<unsigned>(count) > 30000) next = 20000;
     std::vector<int> bound;
-    bool all = true;
-    for (int i = 0; all && i < count; ++i) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      const int on = 1;
-      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      a.sin_port = htons(static_cast<uint16_t>(next + static_cast<unsigned>(i)));
-      all = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    for (int i = 0; i < count; ++i) {
+      const int fd = bound_loopback(static_cast<uint16_t>(next + static_cast<unsigned>(i)));
+      if (fd < 0) break;
       bound.push_back(fd);
     }
+    const bool all = static_cast<int>(bound.size()) == count;
     for (const int fd : bound)
       ::close(fd);
     if (all) return static_cast<uint16_t>(next);

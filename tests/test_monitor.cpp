@@ -45,14 +45,8 @@ struct Listener {
 
 // A listener on `port` (SO_REUSEADDR, as an observer started late would bind it).
 int listen_at(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  const int fd = test::bound_loopback(port);
+  REQUIRE(fd >= 0);
   REQUIRE(::listen(fd, 4) == 0);
   return fd;
 }

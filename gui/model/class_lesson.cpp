@@ -1,24 +1,14 @@
 #include "gui/model/class_lesson.h"
 
 #include <chrono>
-#include <tuple>
 
 #include "core/errors.h"
 #include "gui/model/lesson_session.h"
 #include "lessons/log_item_json.h"
 #include "lessons/transcript_text.h"
+#include "sim/control.h"
 
 namespace dsgd::gui {
-
-namespace {
-
-// SimControl::step()'s order: (model time, source, dest, seq).
-bool earlier(const ClassroomPending& a, const ClassroomPending& b) {
-  return std::tie(a.model_s, a.source, a.dest, a.seq) <
-         std::tie(b.model_s, b.source, b.dest, b.seq);
-}
-
-}  // namespace
 
 ClassLesson::ClassLesson(Classroom& room, const lessons::LessonInfo& info, lessons::Lang lang,
                          int world, int run, bool step)
@@ -79,7 +69,8 @@ std::optional<ClassLesson::Delivery> ClassLesson::step() {
     if (!quiet_locked()) return std::nullopt;
     for (size_t r = 0; r < ranks_.size(); ++r) {
       const std::optional<ClassroomPending>& next = ranks_[r].state->next;
-      if (next && (owner < 0 || earlier(*next, d.message))) d.message = *next, owner = int(r);
+      if (next && (owner < 0 || sim::steps_before(*next, d.message)))
+        d.message = *next, owner = int(r);
     }
     if (owner < 0) return std::nullopt;
     Rank& r = ranks_[static_cast<size_t>(owner)];
@@ -148,9 +139,10 @@ bool ClassLesson::finished() const {
 }
 
 LessonView ClassLesson::view() const {
-  if (finished()) transcript_->finish();
+  const bool done = finished();
+  if (done) transcript_->finish();
   LessonView v = lesson_view(info_, lang_, text_, world_, *transcript_);
-  v.running = !finished();
+  v.running = !done;
   v.pending_steps = pending_steps_;
   return v;
 }

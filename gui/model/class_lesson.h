@@ -52,6 +52,7 @@ class ClassLesson {
   // (lessons::finished_transcript). Once: a second call has no merged part.
   std::string take_transcript();
 
+ private:
   // The message the next step lets through, once every rank is blocked and nothing is in
   // flight (and its release sent to its laptop), with whether the lesson shows it; nullopt
   // while not so, or when nothing is held.
@@ -61,7 +62,6 @@ class ClassLesson {
   };
   std::optional<Delivery> step();
 
- private:
   struct Rank {
     std::optional<ClassroomRankState> state;  // the latest
     bool started = false;                     // seen attached

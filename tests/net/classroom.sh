@@ -38,6 +38,18 @@ student() {
   pids="$pids $!"
 }
 
+# seat NAME...: students in namespaces s0, s1, ... in this order (seats 1, 2, ...), each
+# once the one before has joined; their pids in $pids (a new list).
+seat() {
+  pids=""
+  k=0
+  for name in "$@"; do
+    student "s$k" "$name"
+    until_in_log "(seat $((k + 1)))" "$dir/$class$name.log"
+    k=$((k + 1))
+  done
+}
+
 # First class.
 class=""
 teacher "$dir/gui.log" 4 --steps 300 --latency 2ms
@@ -45,13 +57,7 @@ in_ns x "$dsgd" node --rendezvous 10.77.0.1:29500 --token guess --name mallory \
   >"$dir/mallory.log" 2>&1 && fail "the intruder was let in: $(cat "$dir/mallory.log")"
 grep -q "refused this node: wrong job token" "$dir/mallory.log" ||
   fail "the intruder's message: $(cat "$dir/mallory.log")"
-pids=""
-k=0
-for name in alice bob carol dave; do
-  student "s$k" $name
-  until_in_log "(seat $((k + 1)))" "$dir/$name.log" # seats in this order
-  k=$((k + 1))
-done
+seat alice bob carol dave
 until_in_log "run 1: rank" "$dir/dave.log"
 student s4 erin # late: the run has started
 wait $teacher || fail "the teacher's window failed: $(cat "$dir/gui.log")"
@@ -79,13 +85,7 @@ echo "ok: the first class"
 # Second class: bob's laptop dies in the middle of a long run.
 class="2-"
 teacher "$dir/gui2.log" 3 --steps 100000 --latency 2ms
-pids=""
-k=0
-for name in alice bob carol; do
-  student "s$k" $name
-  until_in_log "(seat $((k + 1)))" "$dir/2-$name.log"
-  k=$((k + 1))
-done
+seat alice bob carol
 until_in_log "step 1/" "$dir/2-alice.log" # rank 0's progress: every laptop has sent
 in_ns s1 pkill -KILL -f "^$dsgd node .*--name bob" || fail "bob's node was not running"
 wait $teacher || fail "the teacher's window failed: $(cat "$dir/gui2.log")"
@@ -102,13 +102,7 @@ echo "ok: the second class"
 # Third class: lesson 4 stepped from the teacher's window.
 class="3-"
 teacher "$dir/gui3.log" 4 --lesson 4 --latency 2ms
-pids=""
-k=0
-for name in alice bob carol dave; do
-  student "s$k" $name
-  until_in_log "(seat $((k + 1)))" "$dir/3-$name.log"
-  k=$((k + 1))
-done
+seat alice bob carol dave
 wait $teacher || fail "the teacher's window failed: $(cat "$dir/gui3.log")"
 for p in $pids; do wait "$p" || fail "a student's node failed: $(cat "$dir"/3-*.log)"; done
 sed -n '/^# Lesson 4/,/^-- end of lesson/p' "$dir/gui3.log" >"$dir/transcript.txt"
@@ -126,13 +120,7 @@ echo "ok: the third class"
 # Fourth class: an elastic run loses bob and takes erin.
 class="4-"
 teacher "$dir/gui4.log" 3 --elastic in-process --steps 1500 --latency 2ms
-pids=""
-k=0
-for name in alice bob carol; do
-  student "s$k" $name
-  until_in_log "(seat $((k + 1)))" "$dir/4-$name.log"
-  k=$((k + 1))
-done
+seat alice bob carol
 until_in_log "step 1/" "$dir/4-alice.log"
 in_ns s1 pkill -KILL -f "^$dsgd node .*--name bob" || fail "bob's node was not running"
 student s4 erin
