@@ -228,14 +228,17 @@ namespace {
 
 // A receive from the left on a tag nobody sends, with `deadline` (default: the
 // communicator's timeout), expected to end in a TimeoutError naming the left, no sooner
-// than `limit_s` after the call.
+// than `limit_s` after the deadline was made (the call, for the default).
 void expect_timeout(Communicator& comm, Report& report, Deadline deadline, double limit_s,
                     const char* how) {
   const int left = left_of(comm);
   std::vector<float> buf(1, kUntouched);
   std::string what = "no error";
   int peer = -2, exit_code = 0;
-  const auto t0 = Clock::now();
+  // A given deadline counts from its making, before this call: time the wait from there.
+  const auto limit =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
+  const auto t0 = deadline.at ? *deadline.at - limit : Clock::now();
   try {
     comm.recv(buf, left, kTagSilent, deadline);
   } catch (const TimeoutError& e) {
