@@ -1,7 +1,8 @@
 // Wire frames of the simulated transport: a fixed 48-byte little-endian header, then
-// `length` payload bytes whose CRC32C the header carries. decode_header() checks magic,
-// kind, reserved bytes and length *before* the receiver allocates anything, so a foreign
-// or corrupt peer cannot make it allocate; check_payload() then checks the CRC.
+// `length` payload bytes whose CRC32C the header carries (between processes; the nodes of
+// one process send 0 there and check nothing: SimNode::checksums_). decode_header() checks
+// magic, kind, reserved bytes and length *before* the receiver allocates anything, so a
+// foreign or corrupt peer cannot make it allocate; check_payload() then checks the CRC.
 // Not a general serializer: payloads are raw float32 arrays.
 #pragma once
 
