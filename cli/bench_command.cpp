@@ -37,8 +37,7 @@ void add_bench_command(CLI::App& app, BenchFlags& f) {
                 "scatter | barrier")
       ->capture_default_str();
   c->add_option("--algorithm", f.algorithm,
-                "auto | naive | ring | tree | halving_doubling | native (all_reduce has four; "
-                "the other ops one each)")
+                algorithm_names(" | ", " | ") + " (all_reduce has five; the other ops one each)")
       ->capture_default_str();
   c->add_option("--min-bytes", f.min_bytes, "Smallest size (K, M, G = KiB, MiB, GiB)")
       ->capture_default_str();

@@ -190,7 +190,8 @@ void add_workload_command(CLI::App& bench, WorkloadFlags& f) {
       ->capture_default_str();
   w->add_option("--first-bucket-mb", f.first_bucket_mb, "The first bucket's cap, as DDP's")
       ->capture_default_str();
-  w->add_option("--algorithm", f.algorithm, "auto | naive | ring | tree | halving_doubling")
+  w->add_option("--algorithm", f.algorithm,
+                "auto | naive | ring | tree | halving_doubling | recursive_doubling")
       ->capture_default_str();
   w->add_flag("--per-rank", f.per_rank, "Also print every rank's times");
   w->add_option("--links", f.links, "How many of the busiest links to print")

@@ -80,7 +80,7 @@ void add_training_flags(CLI::App& t, RunFlags& f, const RunSpec& d) {
   t.add_option("--eval-every", f.eval_every, "Evaluate every K steps (default: each epoch)");
   t.add_option("--init", f.init, "Initial parameters (.npz, PyTorch nn.Linear layout)");
   t.add_option("--allreduce", f.allreduce,
-               "auto | naive | ring | tree | halving_doubling | native | nccl (--device cuda)")
+               algorithm_names(" | ", " | ") + " | nccl (--device cuda)")
       ->capture_default_str();
   t.add_option("--bucket-mb", f.bucket_mb,
                "All-reduce the gradients in DDP's buckets of this many MB (the first 1 MB), "
@@ -466,18 +466,16 @@ void read_allreduce(const std::string& text, const std::string& device, RunSpec&
   if (s.nccl) {
     if (device == "cpu")
       throw UsageError(
-          "--allreduce nccl sums the gradients on GPUs: add --device cuda, or use --allreduce "
-          "auto, naive, ring, tree, halving_doubling or native");
+          "--allreduce nccl sums the gradients on GPUs: add --device cuda, or use --allreduce " +
+          algorithm_names(", ", " or "));
     s.allreduce = Algorithm::automatic;
     return;
   }
   try {
     s.allreduce = parse_algorithm(text);
   } catch (const UsageError&) {
-    throw UsageError(fmt::format(
-        "unknown algorithm '{}': use auto, naive, ring, tree, halving_doubling, native, or "
-        "nccl with --device cuda",
-        text));
+    throw UsageError(fmt::format("unknown algorithm '{}': use {}, or nccl with --device cuda", text,
+                                 algorithm_names(", ", ", ")));
   }
 }
 

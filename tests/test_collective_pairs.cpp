@@ -23,8 +23,12 @@ constexpr CollectiveOp kOps[] = {CollectiveOp::broadcast,      CollectiveOp::red
                                  CollectiveOp::all_reduce,     CollectiveOp::gather,
                                  CollectiveOp::scatter,        CollectiveOp::all_gather,
                                  CollectiveOp::reduce_scatter, CollectiveOp::barrier};
-constexpr Algorithm kAlgorithms[] = {Algorithm::automatic, Algorithm::naive, Algorithm::ring,
-                                     Algorithm::tree, Algorithm::halving_doubling};
+constexpr Algorithm kAlgorithms[] = {Algorithm::automatic,
+                                     Algorithm::naive,
+                                     Algorithm::ring,
+                                     Algorithm::tree,
+                                     Algorithm::halving_doubling,
+                                     Algorithm::recursive_doubling};
 
 // The pairs `fn`'s sends go over on `world` simulated nodes (each once, sorted).
 std::vector<RankPair> pairs_sent(int world, const sim::NodeFunction& fn) {

@@ -22,7 +22,10 @@ TEST_CASE("algorithm and collective names parse, unknown ones are refused", "[co
   CHECK(parse_algorithm("ring") == Algorithm::ring);
   CHECK(parse_algorithm("halving_doubling") == Algorithm::halving_doubling);
   CHECK(parse_algorithm("tree") == Algorithm::tree);
-  CHECK_THROWS_WITH(parse_algorithm("fast"), Catch::Contains("naive, ring, tree"));
+  CHECK(parse_algorithm("recursive_doubling") == Algorithm::recursive_doubling);
+  CHECK_THROWS_WITH(parse_algorithm("fast"),
+                    Catch::Contains("auto, naive, ring, tree, halving_doubling, "
+                                    "recursive_doubling or native"));
   for (CollectiveOp op : {CollectiveOp::broadcast, CollectiveOp::reduce, CollectiveOp::all_reduce,
                           CollectiveOp::gather, CollectiveOp::scatter, CollectiveOp::all_gather,
                           CollectiveOp::reduce_scatter, CollectiveOp::barrier})
@@ -128,8 +131,7 @@ TEST_CASE("with 2 ms of latency each all_reduce takes its predicted steps",
   const double alpha = 0.002, max_lag_s = 0.0005;
   const int iterations = 3;
   for (int world : {4, 5}) {
-    for (Algorithm algo :
-         {Algorithm::naive, Algorithm::ring, Algorithm::tree, Algorithm::halving_doubling}) {
+    for (Algorithm algo : kAllReduceAlgorithms) {
       const size_t n = 16;
       const double predicted =
           collective_cost(CollectiveOp::all_reduce, algo, world, n * sizeof(float))

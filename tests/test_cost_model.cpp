@@ -73,6 +73,31 @@ TEST_CASE("halving-doubling: 2 log2 P steps, 2(P-1)/P S, plus the fold", "[cost]
   CHECK(tiny.critical_path_bytes == 4 * 4);
 }
 
+TEST_CASE("recursive doubling: log2 P swaps of the whole buffer, plus the fold", "[cost]") {
+  const Cost pow2 = all_reduce_cost(Algorithm::recursive_doubling, 8, 32);
+  CHECK(pow2.steps == 3);
+  CHECK(pow2.critical_path_bytes == 3 * 32);
+  CHECK(pow2.bytes_sent_per_rank == 3 * 32);
+  // R = 6: P = 4, E = 2: rank 1 takes rank 0's buffer, swaps twice, and hands it back.
+  // Its first partner's swap left at once, so the fold costs one message time, not two.
+  const Cost six = all_reduce_cost(Algorithm::recursive_doubling, 6, 48);
+  CHECK(six.steps == 3);
+  CHECK(six.critical_path_bytes == 3 * 48);
+  CHECK(six.bytes_sent_per_rank == 3 * 48);
+  CHECK(all_reduce_cost(Algorithm::recursive_doubling, 3, 48).steps == 2);
+  CHECK(all_reduce_cost(Algorithm::recursive_doubling, 5, 48).steps == 3);
+  // R = 7: the chain through two folded ranks (v = 1 waits for v = 0 and 2) takes four.
+  CHECK(all_reduce_cost(Algorithm::recursive_doubling, 7, 48).steps == 4);
+  // Half of halving-doubling's steps: faster for short messages on the nominal link,
+  // slower for long ones, which it sends whole at every step.
+  const auto predict = [](Algorithm a, size_t bytes) {
+    return all_reduce_cost(a, 8, bytes).predict_s(kAutoAlphaS, kAutoBandwidthBps);
+  };
+  CHECK(predict(Algorithm::recursive_doubling, 4096) < predict(Algorithm::halving_doubling, 4096));
+  CHECK(predict(Algorithm::recursive_doubling, 1 << 20) >
+        predict(Algorithm::halving_doubling, 1 << 20));
+}
+
 TEST_CASE("row ops and barrier", "[cost]") {
   const size_t bytes = 4 * 100 * 4;  // R = 4 rows of 100 floats
   const Cost gather = collective_cost(CollectiveOp::gather, Algorithm::automatic, 4, bytes);
@@ -94,8 +119,11 @@ TEST_CASE("row ops and barrier", "[cost]") {
 }
 
 TEST_CASE("automatic choice follows the cost model and depends on world and bytes only", "[cost]") {
-  // Powers of two: halving-doubling has ring's bytes and fewer steps.
+  // Short messages: recursive doubling's log2 P steps, each with the whole buffer.
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 4, 4096) ==
+        Algorithm::recursive_doubling);
+  // Longer ones, on powers of two: halving-doubling has ring's bytes and fewer steps.
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 4, 1 << 20) ==
         Algorithm::halving_doubling);
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 8, 16 << 20) ==
         Algorithm::halving_doubling);
@@ -103,13 +131,18 @@ TEST_CASE("automatic choice follows the cost model and depends on world and byte
   // but one of its latencies.
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 8, 64 << 20) ==
         Algorithm::ring);
-  // Five ranks: the fold costs 2S, so ring wins on large buffers; the shallow tree on small.
+  // Five ranks: the fold costs 2S, so ring wins on large buffers. On small ones recursive
+  // doubling's three message times beat the tree's four; on seven both take four, and the
+  // tree wins the tie.
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 5, 64 << 20) ==
         Algorithm::ring);
   CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 5, 4096) ==
+        Algorithm::recursive_doubling);
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::automatic, 7, 4096) ==
         Algorithm::tree);
   // native resolves like auto (what runs where the backend has none).
-  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::native, 5, 4096) == Algorithm::tree);
+  CHECK(resolve_algorithm(CollectiveOp::all_reduce, Algorithm::native, 5, 4096) ==
+        Algorithm::recursive_doubling);
   CHECK(resolve_algorithm(CollectiveOp::broadcast, Algorithm::automatic, 5, 4096) ==
         Algorithm::tree);
   CHECK_THROWS_AS(collective_cost(CollectiveOp::broadcast, Algorithm::halving_doubling, 4, 64),

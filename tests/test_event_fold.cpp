@@ -193,8 +193,10 @@ TEST_CASE("a rank's ring chunks fill as its receives complete whole steps", "[fo
   }
 }
 
-TEST_CASE("halving_doubling, tree and naive messages are labelled with their own algorithm",
-          "[fold]") {
+TEST_CASE(
+    "halving_doubling, recursive_doubling, tree and naive messages are labelled with "
+    "their own algorithm",
+    "[fold]") {
   struct Case {
     int world;
     Algorithm algorithm;
@@ -205,6 +207,8 @@ TEST_CASE("halving_doubling, tree and naive messages are labelled with their own
        Algorithm::halving_doubling,
        {Phase::fold, Phase::reduce_scatter, Phase::all_gather, Phase::unfold}},
       {8, Algorithm::halving_doubling, {Phase::reduce_scatter, Phase::all_gather}},
+      {6, Algorithm::recursive_doubling, {Phase::fold, Phase::exchange, Phase::unfold}},
+      {4, Algorithm::recursive_doubling, {Phase::exchange}},
       {5, Algorithm::tree, {Phase::reduce, Phase::broadcast}},
       {4, Algorithm::naive, {Phase::to_root, Phase::from_root}},
   };

@@ -115,17 +115,17 @@ std::string explain(const CollectivePlan& plan, int world, uint64_t requested_by
                    nominal ? " (the nominal link auto assumes; set --latency/--bandwidth)" : "");
   s += "# link model: each directed link has its own latency a and bandwidth B; messages\n"
        "# on different links overlap, so time = steps * a + critical path bytes / B\n";
-  s += fmt::format("# {:<17} {:>5} {:>14} {:>14} {:>12}  {}\n", "algorithm", "steps",
+  s += fmt::format("# {:<18} {:>5} {:>14} {:>14} {:>12}  {}\n", "algorithm", "steps",
                    "busiest sends", "critical path", "predicted", "formula (S = bytes, R = ranks)");
   std::vector<Algorithm> algorithms;
   if (plan.op == CollectiveOp::all_reduce)
-    algorithms = {Algorithm::naive, Algorithm::ring, Algorithm::tree, Algorithm::halving_doubling};
+    algorithms.assign(std::begin(kAllReduceAlgorithms), std::end(kAllReduceAlgorithms));
   else
     algorithms = {resolve_algorithm(plan.op, Algorithm::automatic, world, bytes)};
   for (Algorithm a : algorithms) {
     const Cost c = collective_cost(plan.op, a, world, bytes);
     s += fmt::format(
-        "  {:<17} {:>5} {:>14} {:>14} {:>9.1f} us  {}\n",
+        "  {:<18} {:>5} {:>14} {:>14} {:>9.1f} us  {}\n",
         plan.op == CollectiveOp::all_reduce ? to_string(a) : algorithm_label(plan.op, a), c.steps,
         human_bytes(c.bytes_sent_per_rank), human_bytes(c.critical_path_bytes),
         c.predict_s(alpha, bandwidth) * 1e6, cost_formula(plan.op, a));

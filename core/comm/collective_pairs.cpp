@@ -50,7 +50,8 @@ std::vector<RankPair> star_pairs(int world, int root) {
   return out.take();
 }
 
-// halving_doubling_schedule.h: the folds 2i with 2i+1 (i < E), and core rank v with v ^ d.
+// halving_doubling_schedule.h: the folds 2i with 2i+1 (i < E), and core rank v with v ^ d
+// (halving-doubling and recursive doubling).
 std::vector<RankPair> halving_doubling_pairs(int world) {
   const HalvingDoubling h = HalvingDoubling::of(world);
   PairList out;
@@ -99,6 +100,7 @@ std::vector<RankPair> collective_pairs(CollectiveOp op, Algorithm algorithm, int
     case Algorithm::tree:
       return tree_pairs(world, 0);
     case Algorithm::halving_doubling:
+    case Algorithm::recursive_doubling:  // the same folds and partners, whole buffers
       return halving_doubling_pairs(world);
     case Algorithm::ring:
     case Algorithm::automatic:  // resolved above; never here

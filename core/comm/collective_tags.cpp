@@ -20,6 +20,8 @@ constexpr CollectiveTag kTags[] = {
     {t::kAllGather, CollectiveOp::all_gather, Algorithm::ring, "all_gather"},
     {t::kReduceScatter, CollectiveOp::reduce_scatter, Algorithm::ring, "reduce_scatter"},
     {t::kBroadcastRing, CollectiveOp::broadcast, Algorithm::ring, "broadcast ring"},
+    {t::kAllReduceRecursiveDoubling, CollectiveOp::all_reduce, Algorithm::recursive_doubling,
+     "all_reduce recursive_doubling"},
 };
 
 }  // namespace

@@ -19,9 +19,6 @@
 namespace dsgd {
 namespace {
 
-constexpr Algorithm kAllAlgorithms[] = {
-    Algorithm::automatic,        Algorithm::naive, Algorithm::ring, Algorithm::tree,
-    Algorithm::halving_doubling, Algorithm::native};
 constexpr CollectiveOp kAllOps[] = {CollectiveOp::broadcast,      CollectiveOp::reduce,
                                     CollectiveOp::all_reduce,     CollectiveOp::gather,
                                     CollectiveOp::scatter,        CollectiveOp::all_gather,
@@ -115,6 +112,8 @@ const char* to_string(Algorithm algorithm) {
       return "tree";
     case Algorithm::halving_doubling:
       return "halving_doubling";
+    case Algorithm::recursive_doubling:
+      return "recursive_doubling";
     case Algorithm::native:
       return "native";
   }
@@ -124,8 +123,19 @@ const char* to_string(Algorithm algorithm) {
 Algorithm parse_algorithm(const std::string& text) {
   for (Algorithm a : kAllAlgorithms)
     if (text == to_string(a)) return a;
-  throw UsageError(fmt::format(
-      "unknown algorithm '{}': use auto, naive, ring, tree, halving_doubling or native", text));
+  throw UsageError(
+      fmt::format("unknown algorithm '{}': use {}", text, algorithm_names(", ", " or ")));
+}
+
+std::string algorithm_names(const char* separator, const char* last) {
+  std::string names;
+  const size_t n = std::size(kAllAlgorithms);
+  for (size_t i = 0; i < n; ++i)
+    names += (i == 0       ? ""
+              : i + 1 == n ? last
+                           : separator) +
+             std::string(to_string(kAllAlgorithms[i]));
+  return names;
 }
 
 const char* to_string(CollectiveOp op) {
@@ -172,12 +182,14 @@ Algorithm resolve_algorithm(CollectiveOp op, Algorithm requested, int world, siz
                     to_string(op), to_string(requested), to_string(op), describe_offered(op)));
   }
   if (requested != Algorithm::automatic) return requested;
-  // The fastest under the cost model on a nominal link; ties go to the earlier entry.
-  // naive is left out: the per-link model lets its root send to R-1 ranks at once, which a
-  // real NIC does not, so the model flatters it.
+  // The fastest under the cost model on a nominal link; ties go to the earlier entry (so
+  // the tree, not recursive doubling, where both take as many message times for a short
+  // message: on 3 and 7 ranks). naive is left out: the per-link model lets its root send to R-1
+  // ranks at once, which a real NIC does not, so the model flatters it.
   Algorithm best = Algorithm::ring;
   double best_s = collective_cost(op, best, world, bytes).predict_s(kAutoAlphaS, kAutoBandwidthBps);
-  for (Algorithm a : {Algorithm::halving_doubling, Algorithm::tree}) {
+  for (Algorithm a :
+       {Algorithm::halving_doubling, Algorithm::tree, Algorithm::recursive_doubling}) {
     const double t = collective_cost(op, a, world, bytes).predict_s(kAutoAlphaS, kAutoBandwidthBps);
     if (t < best_s) best = a, best_s = t;
   }
@@ -195,6 +207,8 @@ const char* algorithm_label(CollectiveOp op, Algorithm resolved) {
       return op == CollectiveOp::all_reduce ? "binomial tree reduce + broadcast" : "binomial tree";
     case Algorithm::halving_doubling:
       return "recursive halving-doubling (Rabenseifner)";
+    case Algorithm::recursive_doubling:
+      return "recursive doubling (whole buffers)";
     case Algorithm::automatic:
       return op == CollectiveOp::barrier ? "dissemination" : "auto";
     case Algorithm::native:
@@ -261,6 +275,9 @@ void all_reduce(Communicator& comm, std::span<float> data, Reduction op,
       return;
     case Algorithm::halving_doubling:
       all_reduce_halving_doubling(comm, data, op);
+      return;
+    case Algorithm::recursive_doubling:
+      all_reduce_recursive_doubling(comm, data, op);
       return;
     case Algorithm::ring:
     case Algorithm::automatic:  // resolved above; never here

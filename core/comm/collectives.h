@@ -15,16 +15,32 @@
 namespace dsgd {
 
 enum class Algorithm {
-  automatic,         // dsgd picks by op, size and world (resolve_algorithm)
-  naive,             // all_reduce: reduce to a root, then send back; gather/scatter: direct
-  ring,              // reduce-scatter then all-gather around a ring (bandwidth-optimal)
-  tree,              // binomial tree reduce, then binomial tree broadcast
-  halving_doubling,  // recursive halving reduce-scatter + doubling all-gather (Rabenseifner)
-  native,            // the backend's own (MPI_Allreduce); dsgd's choice where none exists
+  automatic,           // dsgd picks by op, size and world (resolve_algorithm)
+  naive,               // all_reduce: reduce to a root, then send back; gather/scatter: direct
+  ring,                // reduce-scatter then all-gather around a ring (bandwidth-optimal)
+  tree,                // binomial tree reduce, then binomial tree broadcast
+  halving_doubling,    // recursive halving reduce-scatter + doubling all-gather (Rabenseifner)
+  recursive_doubling,  // partners at distance 1, 2, 4, ... swap whole buffers (short messages)
+  native,              // the backend's own (MPI_Allreduce); dsgd's choice where none exists
 };
 
 const char* to_string(Algorithm algorithm);
+// Every algorithm, in the order help texts and errors list them.
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::automatic,
+                                               Algorithm::naive,
+                                               Algorithm::ring,
+                                               Algorithm::tree,
+                                               Algorithm::halving_doubling,
+                                               Algorithm::recursive_doubling,
+                                               Algorithm::native};
+// dsgd's own all_reduce algorithms (automatic and native stand for one of them).
+inline constexpr Algorithm kAllReduceAlgorithms[] = {Algorithm::naive, Algorithm::ring,
+                                                     Algorithm::tree, Algorithm::halving_doubling,
+                                                     Algorithm::recursive_doubling};
 Algorithm parse_algorithm(const std::string& text);  // UsageError lists the valid names
+// Every algorithm's name, in order, for help texts and errors: joined by `separator`, the
+// last by `last` ("auto | naive | ... | native", or "auto, naive, ... or native").
+std::string algorithm_names(const char* separator, const char* last);
 
 enum class CollectiveOp {
   broadcast,
@@ -73,6 +89,7 @@ inline constexpr int kScatter = kCollectiveTagBase + 9;
 inline constexpr int kAllGather = kCollectiveTagBase + 10;
 inline constexpr int kReduceScatter = kCollectiveTagBase + 11;
 inline constexpr int kBroadcastRing = kCollectiveTagBase + 12;
+inline constexpr int kAllReduceRecursiveDoubling = kCollectiveTagBase + 13;
 }  // namespace collective_tag
 
 // Shapes: R = world size, c = elements each rank contributes or receives.
@@ -109,6 +126,7 @@ void all_reduce_naive(Communicator& comm, std::span<float> data, Reduction op);
 void all_reduce_ring(Communicator& comm, std::span<float> data, Reduction op);
 void all_reduce_tree(Communicator& comm, std::span<float> data, Reduction op);
 void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Reduction op);
+void all_reduce_recursive_doubling(Communicator& comm, std::span<float> data, Reduction op);
 void broadcast_binomial(Communicator& comm, std::span<float> data, int root,
                         int tag = collective_tag::kBroadcast);
 void broadcast_chain(Communicator& comm, std::span<float> data, int root,

@@ -86,6 +86,35 @@ Cost halving_doubling_cost(int world, size_t count) {
   return cost;
 }
 
+// Recursive doubling's longest chain of messages, in message times: sends are eager, so a
+// core rank sends each swap as soon as it has the last one, and a rank that waits for a
+// fold delays only the ranks whose chain runs through it. (5 ranks: 3, not fold + 2 + unfold.)
+int recursive_doubling_depth(const HalvingDoubling& h) {
+  std::vector<int> ready(h.pow2);  // when core rank v has what its next swap sends
+  for (int v = 0; v < h.pow2; ++v)
+    ready[v] = v < h.extra ? 1 : 0;  // the fold's message arrives
+  for (int d = 1; d < h.pow2; d *= 2) {
+    const std::vector<int> sent = ready;
+    for (int v = 0; v < h.pow2; ++v)
+      ready[v] = std::max(sent[v], sent[v ^ d] + 1);
+  }
+  int depth = 0;
+  for (int v = 0; v < h.pow2; ++v)
+    depth = std::max(depth, ready[v] + (v < h.extra ? 1 : 0));  // and the unfold
+  return depth;
+}
+
+// allreduce_recursive_doubling.cpp: log2 P swaps of the whole buffer, after the fold and
+// before the unfold when R is not a power of two (a folded core rank also unfolds).
+Cost recursive_doubling_cost(int world, size_t count) {
+  const HalvingDoubling h = HalvingDoubling::of(world);
+  const double whole = count * kFloat;
+  const int depth = recursive_doubling_depth(h);
+  return {.steps = depth,
+          .bytes_sent_per_rank = (h.levels + (h.folds() ? 1 : 0)) * whole,
+          .critical_path_bytes = depth * whole};
+}
+
 // broadcast_chain.cpp: R-1 hops of the whole buffer in m pipelined segments, each hop on a
 // link of its own, so the last segment leaves the root after m-1 others and then crosses
 // R-1 links: (R-2+m) segment times. (Cost::segments pipelines one link's steps, as in the
@@ -163,6 +192,8 @@ Cost collective_cost(CollectiveOp op, Algorithm algorithm, int world, size_t byt
       return tree_cost(world, whole, true, true);
     case Algorithm::halving_doubling:
       return halving_doubling_cost(world, count);
+    case Algorithm::recursive_doubling:
+      return recursive_doubling_cost(world, count);
     case Algorithm::ring:
     case Algorithm::automatic:
     case Algorithm::native:
@@ -201,6 +232,8 @@ std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
       return "2D * (a + S/B), D = max popcount(v < R) <= ceil(log2 R)";
     case Algorithm::halving_doubling:
       return "2 log2(P) a + 2(P-1)/P S/B, + 2(a + S/B) if R != P = 2^floor(log2 R)";
+    case Algorithm::recursive_doubling:
+      return "log2(P) (a + S/B), + (a + S/B) if R != P = 2^floor(log2 R) (the fold overlaps)";
     case Algorithm::ring:
       return "2(R-1) * (a + S/R/B); chunks over 4 MiB go in pipelined pieces that hide latency";
     case Algorithm::automatic:

@@ -27,4 +27,11 @@ int HalvingDoubling::held_before_halving(int v, int j) const {
   return held;
 }
 
+int HalvingDoubling::held_before_doubling(int v, int j) const {
+  int held = 0;
+  for (int u = 0; u < pow2; ++u)
+    if ((u ^ v) < (1 << j)) held += u < extra ? 2 : 1;
+  return held;
+}
+
 }  // namespace dsgd

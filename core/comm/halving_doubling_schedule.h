@@ -4,6 +4,8 @@
 // in pairs (the even one sends to the odd one above it and sits out); the P core ranks,
 // numbered v, exchange with v ^ d in L halving steps (reduce-scatter) and L doubling steps
 // (all-gather); then each odd rank below 2E unfolds the result to its even partner.
+// Recursive doubling (allreduce_recursive_doubling.cpp) folds and pairs the same ranks, in
+// L steps of whole buffers at distance 1, 2, ..., P/2.
 // Not the data movement: which rank is which, and in what order the messages go.
 #pragma once
 
@@ -28,6 +30,9 @@ struct HalvingDoubling {
   // How many ranks' values core rank v holds before halving step j (0 <= j < L): those of
   // the core ranks it has exchanged with so far, two for each core rank that folded one in.
   int held_before_halving(int v, int j) const;
+  // The same for recursive doubling's step j (distance 2^j): the core ranks u with
+  // u ^ v < 2^j, folds counted twice.
+  int held_before_doubling(int v, int j) const;
 };
 
 }  // namespace dsgd

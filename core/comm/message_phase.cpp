@@ -67,6 +67,30 @@ MessagePhase halving_doubling(MessagePhase p, int world, int src, int m) {
   return p;
 }
 
+// Recursive doubling: the fold, L exchanges of whole buffers, the unfold, with the ranks
+// of halving-doubling.
+MessagePhase recursive_doubling(MessagePhase p, int world, int src, int m) {
+  const HalvingDoubling h = HalvingDoubling::of(world);
+  const int folds = h.folds() ? 1 : 0;
+  p.steps = h.levels + 2 * folds;
+  const int v = h.core_rank(src);
+  if (v < 0) {  // an even rank below 2E sends once: the fold
+    if (m == 0) p.phase = Phase::fold, p.step = 0, p.contributions = 1;
+  } else if (m < h.levels) {
+    p.phase = Phase::exchange;
+    p.step = m + folds;
+    p.phase_step = m;
+    p.phase_steps = h.levels;
+    p.contributions = h.held_before_doubling(v, m);
+  } else if (m == h.levels && src < 2 * h.extra) {
+    p.phase = Phase::unfold;
+    p.step = p.steps - 1;
+    p.contributions = world;
+  }
+  if (p.phase == Phase::fold || p.phase == Phase::unfold) p.phase_step = 0, p.phase_steps = 1;
+  return p;
+}
+
 // Binomial trees: a child is its parent + mask (relative to the root), mask a power of two,
 // so the mask is the distance between the two ranks whatever the root. `then_broadcast`: the
 // tree all_reduce (root 0), a reduce whose broadcast follows in steps D..2D-1.
@@ -96,6 +120,8 @@ MessagePhase all_reduce_phase(MessagePhase p, int world, int src, int dst, int m
       return ring_all_reduce(p, world, src, m, count);
     case Algorithm::halving_doubling:
       return halving_doubling(p, world, src, m);
+    case Algorithm::recursive_doubling:
+      return recursive_doubling(p, world, src, m);
     case Algorithm::tree:
       return binomial(p, world, src, dst, dst < src, true);
     case Algorithm::naive:
@@ -159,6 +185,8 @@ const char* to_string(Phase phase) {
       return "fold";
     case Phase::unfold:
       return "unfold";
+    case Phase::exchange:
+      return "exchange";
     case Phase::reduce:
       return "reduce";
     case Phase::broadcast:

@@ -19,6 +19,7 @@ enum class Phase : uint8_t {
   all_gather,      // ring, ring all_gather, halving-doubling's doubling steps
   fold,            // halving-doubling: an extra rank hands its buffer to its partner
   unfold,          // halving-doubling: the partner hands the result back
+  exchange,        // recursive doubling: partners swap whole buffers and add
   reduce,          // binomial tree towards the root (tree all_reduce, reduce)
   broadcast,       // from the root: binomial tree (tree all_reduce, broadcast), or chain
   to_root,         // naive all_reduce, gather
@@ -27,7 +28,8 @@ enum class Phase : uint8_t {
   unknown,         // a reserved tag past its collective's schedule
 };
 
-// "p2p", "reduce-scatter", "all-gather", "fold", "unfold", "reduce", "broadcast", "to root",
+// "p2p", "reduce-scatter", "all-gather", "fold", "unfold", "exchange", "reduce", "broadcast",
+// "to root",
 // "from root", "round", "unknown".
 const char* to_string(Phase phase);
 

@@ -96,13 +96,20 @@ Rgba colour_for_op(const char* op) {
     Rgba colour;
   };
   static constexpr Entry kColours[] = {
-      {"all_reduce ring", rgba(255, 140, 0)},   {"all_reduce", rgba(255, 140, 0)},
+      {"all_reduce ring", rgba(255, 140, 0)},
+      {"all_reduce", rgba(255, 140, 0)},
       {"all_reduce naive", rgba(220, 40, 140)},  // not red: red marks faults
-      {"all_reduce tree", rgba(60, 180, 75)},   {"all_reduce halving_doubling", rgba(160, 90, 230)},
-      {"broadcast", rgba(40, 150, 255)},        {"reduce", rgba(0, 200, 200)},
-      {"barrier", rgba(150, 150, 150)},         {"gather", rgba(240, 50, 230)},
-      {"scatter", rgba(200, 200, 0)},           {"all_gather", rgba(255, 200, 80)},
-      {"reduce_scatter", rgba(120, 220, 120)},  {"forward_backward", rgba(70, 130, 220)},
+      {"all_reduce tree", rgba(60, 180, 75)},
+      {"all_reduce halving_doubling", rgba(160, 90, 230)},
+      {"all_reduce recursive_doubling", rgba(110, 60, 200)},
+      {"broadcast", rgba(40, 150, 255)},
+      {"reduce", rgba(0, 200, 200)},
+      {"barrier", rgba(150, 150, 150)},
+      {"gather", rgba(240, 50, 230)},
+      {"scatter", rgba(200, 200, 0)},
+      {"all_gather", rgba(255, 200, 80)},
+      {"reduce_scatter", rgba(120, 220, 120)},
+      {"forward_backward", rgba(70, 130, 220)},
       {"update", rgba(90, 200, 160)},
   };
   for (const Entry& e : kColours)

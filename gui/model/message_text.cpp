@@ -56,6 +56,8 @@ const char* phase_hint(const MessageView& m) {
       return tr("an extra rank hands its values to its partner");
     case Phase::unfold:
       return tr("the partner hands the result back");
+    case Phase::exchange:
+      return tr("partners swap their whole buffers and add");
     case Phase::reduce:
       return tr("each parent adds its children's values, up to the root");
     case Phase::broadcast:

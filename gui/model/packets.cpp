@@ -34,6 +34,8 @@ std::string packet_label(const MessageView& m) {
       return stepped("rs", m);
     case Phase::all_gather:
       return stepped("ag", m);
+    case Phase::exchange:
+      return stepped("ex", m);
     case Phase::reduce:
       return stepped(tr("reduce"), m);
     case Phase::broadcast:

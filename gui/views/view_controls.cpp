@@ -267,12 +267,17 @@ void settings_editor(const Snapshot& s, Commands& commands) {
     changed = true;
   }
   if (!classroom) changed |= ImGui::SliderInt(tr("nodes"), &d.run.cluster.nodes, 1, 32);
-  const Algorithm algorithms[] = {Algorithm::ring, Algorithm::naive, Algorithm::tree,
-                                  Algorithm::halving_doubling, Algorithm::automatic};
+  const Algorithm algorithms[] = {Algorithm::ring,
+                                  Algorithm::naive,
+                                  Algorithm::tree,
+                                  Algorithm::halving_doubling,
+                                  Algorithm::recursive_doubling,
+                                  Algorithm::automatic};
   int alg =
       static_cast<int>(std::find(std::begin(algorithms), std::end(algorithms), d.run.allreduce) -
                        std::begin(algorithms));
-  if (ImGui::Combo(tr("algorithm"), &alg, "ring\0naive\0tree\0halving_doubling\0auto\0")) {
+  if (ImGui::Combo(tr("algorithm"), &alg,
+                   "ring\0naive\0tree\0halving_doubling\0recursive_doubling\0auto\0")) {
     d.run.allreduce = algorithms[alg];
     changed = true;
   }

@@ -34,7 +34,7 @@ void setup_columns() {
   column(tr("took"), fmt::format("{}, {}", tr("in flight"), tr("resent {}x")).c_str(),
          "000.0 ms, resent 9x");
   column(tr("from -> to"), "00 -> 00");
-  column(tr("tag"), "MMM all_reduce halving_doubling");  // the square, then the label
+  column(tr("tag"), "MMM all_reduce recursive_doubling");  // the square, then the label
   column(tr("phase"), "reduce-scatter 31/31, chunk 31");
   column(tr("bytes"), "000 kB");
   ImGui::TableSetupColumn(tr("first values"), ImGuiTableColumnFlags_WidthStretch);

@@ -21,6 +21,8 @@ const char* algorithm_label_zh(CollectiveOp op, Algorithm a) {
       return op == CollectiveOp::all_reduce ? "二项树归约 + 广播" : "二项树";
     case Algorithm::halving_doubling:
       return "递归减半-倍增 (Rabenseifner)";
+    case Algorithm::recursive_doubling:
+      return "递归倍增（整个缓冲区）";
     case Algorithm::automatic:
       return op == CollectiveOp::barrier ? "传播式 (dissemination)" : "自动";
     case Algorithm::native:

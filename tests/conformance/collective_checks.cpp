@@ -18,16 +18,13 @@ namespace dsgd::conformance {
 
 namespace {
 
-constexpr Algorithm kAlgorithms[] = {
-    Algorithm::automatic,        Algorithm::naive, Algorithm::ring, Algorithm::tree,
-    Algorithm::halving_doubling, Algorithm::native};
 constexpr ReduceOp kOps[] = {ReduceOp::SUM, ReduceOp::AVG, ReduceOp::MAX, ReduceOp::MIN,
                              ReduceOp::PROD};
 constexpr size_t kLargeCount = (size_t{1} << 20) + 3;  // 4 MiB of floats, not a multiple of P
 
 std::vector<Algorithm> offered(CollectiveOp op, int world) {
   std::vector<Algorithm> out;
-  for (Algorithm a : kAlgorithms) {
+  for (Algorithm a : kAllAlgorithms) {
     try {
       resolve_algorithm(op, a, world, 0);
       out.push_back(a);
