@@ -233,7 +233,7 @@ std::string cost_formula(CollectiveOp op, Algorithm algorithm) {
     case Algorithm::halving_doubling:
       return "2 log2(P) a + 2(P-1)/P S/B, + 2(a + S/B) if R != P = 2^floor(log2 R)";
     case Algorithm::recursive_doubling:
-      return "log2(P) (a + S/B), + (a + S/B) if R != P = 2^floor(log2 R) (the fold overlaps)";
+      return "log2(P) (a + S/B), + 1 or 2 (a + S/B) for the fold if R != P = 2^floor(log2 R)";
     case Algorithm::ring:
       return "2(R-1) * (a + S/R/B); chunks over 4 MiB go in pipelined pieces that hide latency";
     case Algorithm::automatic:
