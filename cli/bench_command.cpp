@@ -37,7 +37,8 @@ void add_bench_command(CLI::App& app, BenchFlags& f) {
                 "scatter | barrier")
       ->capture_default_str();
   c->add_option("--algorithm", f.algorithm,
-                algorithm_names(" | ", " | ") + " (all_reduce has five; the other ops one each)")
+                algorithm_names(" | ", " | ") +
+                    " (all_reduce has five, broadcast two, the other ops one each)")
       ->capture_default_str();
   c->add_option("--min-bytes", f.min_bytes, "Smallest size (K, M, G = KiB, MiB, GiB)")
       ->capture_default_str();
