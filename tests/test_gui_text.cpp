@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "gui/model/classroom.h"
 #include "gui/model/settings.h"
 #include "gui/model/ui_text.h"
@@ -116,4 +118,15 @@ TEST_CASE("ui_text: a student's state in words, waiting before any run", "[gui][
         "rank 0 of run 2: rank 0: lost rank 1");
   Language zh(true);
   CHECK(student_state({.seat = 1}) == "等待");
+}
+
+TEST_CASE("ui_text: one laptop, two laptops, in either language", "[gui][classroom]") {
+  Language en(false);
+  CHECK(laptops(1) == "1 laptop");
+  CHECK(laptops(3) == "3 laptops");
+  CHECK(fmt::format(fmt::runtime(tr("Add {} to run {}")), laptops(1), 2) ==
+        "Add 1 laptop to run 2");
+  Language zh(true);
+  CHECK(laptops(1) == "1 台笔记本");
+  CHECK(laptops(3) == "3 台笔记本");
 }

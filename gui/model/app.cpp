@@ -322,11 +322,10 @@ Snapshot GuiApp::snapshot() const {
   if (classroom_) {
     s.classroom = classroom_view();
     const ClassroomState& c = s.classroom.state;
-    s.title = c.run == 0
-                  ? fmt::format(fmt::runtime(tr("classroom on port {}: {} joined")),
-                                classroom_->port(), c.students.size())
-                  : fmt::format(fmt::runtime(tr("classroom on port {}: run {} on {} laptops")),
-                                classroom_->port(), c.run, c.world);
+    s.title = c.run == 0 ? fmt::format(fmt::runtime(tr("classroom on port {}: {} joined")),
+                                       classroom_->port(), c.students.size())
+                         : fmt::format(fmt::runtime(tr("classroom on port {}: run {} on {}")),
+                                       classroom_->port(), c.run, laptops(c.world));
   }
   return s;
 }

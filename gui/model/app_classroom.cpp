@@ -52,8 +52,8 @@ void GuiApp::start_class_run(int lesson, bool chinese) {
     if (lesson != 0) {
       info = lessons::find_lesson(lesson);
       if (world < info->min_nodes)
-        throw UsageError(fmt::format(fmt::runtime(tr("lesson {} needs {} laptops; {} are waiting")),
-                                     lesson, info->min_nodes, world));
+        throw UsageError(fmt::format(fmt::runtime(tr("lesson {} needs {}; {} waiting")), lesson,
+                                     laptops(info->min_nodes), world));
       world = std::min(world, info->max_nodes);
     }
     sim::RunSpec run = view_.draft.run;

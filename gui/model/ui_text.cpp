@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace dsgd::gui {
 namespace {
 
@@ -50,7 +52,9 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"{} connected, {} events dropped, {} refused", "已连接 {} 个，丢弃 {} 个事件，拒绝 {} 个"},
     // classroom
     {"classroom on port {}: {} joined", "课堂（端口 {}）：已加入 {} 人"},
-    {"classroom on port {}: run {} on {} laptops", "课堂（端口 {}）：第 {} 次运行，{} 台笔记本"},
+    {"classroom on port {}: run {} on {}", "课堂（端口 {}）：第 {} 次运行，{}"},
+    {"{} laptop", "{} 台笔记本"},
+    {"{} laptops", "{} 台笔记本"},
     {"Students join with:", "学生用这条命令加入："},
     {"nobody has joined yet", "还没有人加入"},
     {"student", "学生"},
@@ -59,16 +63,16 @@ constexpr std::pair<std::string_view, const char*> kChinese[] = {
     {"rank {}, running", "秩 {}，运行中"},
     {"rank {} of run {}: finished", "秩 {}（第 {} 次运行）：已完成"},
     {"rank {} of run {}: {}", "秩 {}（第 {} 次运行）：{}"},
-    {"Start training on {} laptops", "在 {} 台笔记本上开始训练"},
-    {"Start lesson {} on {} laptops", "开始第 {} 课（{} 台笔记本）"},
-    {"lesson {} needs {} laptops; {} are waiting", "第 {} 课需要 {} 台笔记本；{} 台在等待"},
-    {"run {}: {} laptops, running", "第 {} 次运行：{} 台笔记本，运行中"},
-    {"run {}: {} laptops, ended", "第 {} 次运行：{} 台笔记本，已结束"},
+    {"Start training on {}", "在 {} 上开始训练"},
+    {"Start lesson {} on {}", "开始第 {} 课（{}）"},
+    {"lesson {} needs {}; {} waiting", "第 {} 课需要 {}；{} 台在等待"},
+    {"run {}: {}, running", "第 {} 次运行：{}，运行中"},
+    {"run {}: {}, ended", "第 {} 次运行：{}，已结束"},
     {"{} refused (latest: {})", "拒绝 {} 个（最近：{}）"},
     {"these apply at Start:", "以下设置在开始时生效："},
     {"The laptops' training run", "笔记本上的训练"},
     {"go on when a laptop leaves (elastic)", "有笔记本离开时继续（弹性）"},
-    {"Add {} laptops to run {}", "把 {} 台笔记本加入第 {} 次运行"},
+    {"Add {} to run {}", "把 {} 加入第 {} 次运行"},
     {"joining run {}", "正在加入第 {} 次运行"},
     {"joined run {}: finished", "加入了第 {} 次运行：已完成"},
     {"joined run {}: {}", "加入了第 {} 次运行：{}"},
@@ -349,6 +353,10 @@ const char* tr(const char* english) {
   auto [entry, fresh] = with_id.try_emplace(text);
   if (fresh) entry->second = std::string(it->second) + std::string(text.substr(id));
   return entry->second.c_str();
+}
+
+std::string laptops(int n) {
+  return fmt::format(fmt::runtime(tr(n == 1 ? "{} laptop" : "{} laptops")), n);
 }
 
 std::string translations_text() {

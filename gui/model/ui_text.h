@@ -21,6 +21,9 @@ bool ui_chinese();
 // the program (a literal, or the table's own copy).
 const char* tr(const char* english);
 
+// A count of students' laptops in the window's language: "1 laptop", "3 laptops".
+std::string laptops(int n);
+
 // Every Chinese text of the table, run together: the font must have their glyphs.
 std::string translations_text();
 

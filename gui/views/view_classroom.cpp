@@ -76,22 +76,23 @@ void draw_classroom(const Snapshot& s, Commands& commands) {
   const int waiting = c.waiting();
   ImGui::BeginDisabled(waiting == 0 || c.running());
   const std::string start =
-      fmt::format(fmt::runtime(tr("Start training on {} laptops###start_class")), waiting);
+      fmt::format(fmt::runtime(tr("Start training on {}###start_class")), laptops(waiting));
   if (ImGui::Button(start.c_str(), ImVec2(-1, 0)))
     commands.push(
         Command{.kind = CommandKind::start_class_run, .flag = s.view.chinese, .index = 0});
   ImGui::EndDisabled();
   if (c.elastic && c.running() && waiting > 0) {  // students who came late join the run
-    const std::string add = fmt::format(
-        fmt::runtime(tr("Add {} laptops to run {}###add_to_class_run")), waiting, c.run);
+    const std::string add = fmt::format(fmt::runtime(tr("Add {} to run {}###add_to_class_run")),
+                                        laptops(waiting), c.run);
     if (ImGui::Button(add.c_str(), ImVec2(-1, 0))) commands.push(CommandKind::add_to_class_run);
   }
   draw_lesson_picker(s, commands);  // its button starts the lesson on the laptops
   if (c.run > 0)
-    ImGui::Text("%s", fmt::format(fmt::runtime(tr(c.running() ? "run {}: {} laptops, running"
-                                                              : "run {}: {} laptops, ended")),
-                                  c.run, c.world)
-                          .c_str());
+    ImGui::Text(
+        "%s",
+        fmt::format(fmt::runtime(tr(c.running() ? "run {}: {}, running" : "run {}: {}, ended")),
+                    c.run, laptops(c.world))
+            .c_str());
   if (c.refused > 0)
     ImGui::TextDisabled(
         "%s", fmt::format(fmt::runtime(tr("{} refused (latest: {})")), c.refused, c.last_refusal)

@@ -160,11 +160,11 @@ void draw_lesson_picker(const Snapshot& s, Commands& commands) {
   v.lesson_zh = lang == 1;
   if (s.classroom.active) {  // on the students' laptops, as many as the lesson runs on
     const ClassroomState& c = s.classroom.state;
-    const int laptops = std::min(c.waiting(), pick.max_nodes);
-    ImGui::BeginDisabled(laptops < pick.min_nodes || c.running());
+    const int taken = std::min(c.waiting(), pick.max_nodes);
+    ImGui::BeginDisabled(taken < pick.min_nodes || c.running());
     const std::string start =
-        fmt::format(fmt::runtime(tr("Start lesson {} on {} laptops###start_class_lesson")),
-                    pick.number, laptops);
+        fmt::format(fmt::runtime(tr("Start lesson {} on {}###start_class_lesson")), pick.number,
+                    laptops(taken));
     if (ImGui::Button(start.c_str(), ImVec2(-1, 0)))
       commands.push(
           Command{.kind = CommandKind::start_class_run, .flag = v.lesson_zh, .index = pick.number});
