@@ -86,22 +86,15 @@ Cost halving_doubling_cost(int world, size_t count) {
   return cost;
 }
 
-// Recursive doubling's longest chain of messages, in message times: sends are eager, so a
-// core rank sends each swap as soon as it has the last one, and a rank that waits for a
-// fold delays only the ranks whose chain runs through it. (5 ranks: 3, not fold + 2 + unfold.)
+// Recursive doubling's longest chain of messages, in message times. Sends are eager, so a
+// core rank's swap at distance d leaves as soon as it has the one before: rank v's values
+// reach rank u after popcount(u ^ v) swaps, one more when v waits for a fold, one more
+// when u unfolds. So the chain is L swaps, plus one with any fold (v = 0 folded, u = its
+// complement), plus two when two folded core ranks are complements, v and P-1-v both below
+// E, which needs 2E > P. (5 ranks: 3, not fold + 2 + unfold; 7 ranks: 4.)
 int recursive_doubling_depth(const HalvingDoubling& h) {
-  std::vector<int> ready(h.pow2);  // when core rank v has what its next swap sends
-  for (int v = 0; v < h.pow2; ++v)
-    ready[v] = v < h.extra ? 1 : 0;  // the fold's message arrives
-  for (int d = 1; d < h.pow2; d *= 2) {
-    const std::vector<int> sent = ready;
-    for (int v = 0; v < h.pow2; ++v)
-      ready[v] = std::max(sent[v], sent[v ^ d] + 1);
-  }
-  int depth = 0;
-  for (int v = 0; v < h.pow2; ++v)
-    depth = std::max(depth, ready[v] + (v < h.extra ? 1 : 0));  // and the unfold
-  return depth;
+  if (!h.folds()) return h.levels;
+  return h.levels + (2 * h.extra > h.pow2 ? 2 : 1);
 }
 
 // allreduce_recursive_doubling.cpp: log2 P swaps of the whole buffer, after the fold and
