@@ -44,9 +44,11 @@ inline uint16_t free_port() {
 
 // `count` consecutive ports nobody has bound now, for a server that listens on a port and the
 // ones after it (dsgd-gui --classroom). Chosen below the kernel's ephemeral range, where
-// client sockets' local ports do not land.
+// client sockets' local ports do not land. ctest starts test processes with nearby pids, and
+// a classroom binds its later ports only when a run starts: each process begins in a block of
+// ten ports of its own, so two that run side by side do not pick overlapping ranges.
 inline uint16_t free_ports(int count) {
-  static unsigned next = 20000 + static_cast<unsigned>(::getpid()) % 8000;
+  static unsigned next = 20000 + static_cast<unsigned>(::getpid()) % 1000 * 10;
   for (int attempt = 0; attempt < 200; ++attempt, next += static_cast<unsigned>(count)) {
     if (next + static_cast<unsigned>(count) > 30000) next = 20000;
     std::vector<int> bound;

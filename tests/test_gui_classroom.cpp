@@ -187,7 +187,14 @@ TEST_CASE("dsgd node students train the teacher's run and the window watches it"
     const ClassroomState c = app.classroom()->state();
     return c.run == 1 && !c.running();
   }));
-  REQUIRE(test::wait_for([&] { return app.watch()->state().senders.size() == 3; }));
+  REQUIRE(test::wait_for([&] {  // every laptop said hello, sent its events and hung up
+    const WatchState w = app.watch()->state();
+    return w.senders.size() == 3 && w.connected == 0;
+  }));
+  std::string said;  // what the laptops said, should their run have failed
+  for (const auto& p : students)
+    said += p->err();
+  INFO(said);
   const Snapshot s = app.snapshot();
   CHECK(s.world == 3);
   CHECK(s.classroom.active);
