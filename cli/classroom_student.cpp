@@ -40,7 +40,7 @@ sim::RunSpec run_of(const ClassroomStart& start, const sim::ClassroomClient& cli
 }
 
 NodeFlags node_flags(const NodeFlags& f, const ClassroomStart& start,
-                     const sim::ClassroomClient& client) {
+                     sim::ClassroomClient& client) {
   NodeFlags node = f;
   node.rank = start.join ? -1 : start.rank;  // joining: rank 0 numbers this laptop
   node.join = start.join;
@@ -48,6 +48,10 @@ NodeFlags node_flags(const NodeFlags& f, const ClassroomStart& start,
   node.rendezvous = start.rendezvous;
   node.listen = f.listen.empty() ? client.local_address() : f.listen;
   node.given_run = run_of(start, client);
+  if (start.join)
+    node.joined = [&client, run = start.run](int joined_as, int world) {
+      client.send(classroom_joined_line({.run = run, .node = joined_as, .world = world}));
+    };
   return node;
 }
 

@@ -299,6 +299,7 @@ int run_node(const NodeFlags& f) {
             fmt::print(stderr, "dsgd node: joined as rank {} of {} (node {})\n", rank, world,
                        joined_as);
             std::fflush(stderr);
+            if (f.joined) f.joined(joined_as, world);
           }};
   try {
     train_node(f, process, options, run);

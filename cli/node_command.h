@@ -14,6 +14,7 @@
 #include <utility>  // before Asio on g++ 12 (Boost 1.74)
 
 #include <boost/asio/ip/address.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,9 @@ struct NodeFlags {
   // A classroom's run (classroom_student.h): the run the teacher chose, instead of the
   // train flags'.
   std::optional<sim::RunSpec> given_run;
+  // A node that joined (--join): told its node number and the run's ranks once its rank 0
+  // has numbered it (the classroom tells the teacher).
+  std::function<void(int node, int world)> joined;
 };
 
 void add_node_command(CLI::App& app, NodeFlags& flags);

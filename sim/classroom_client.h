@@ -39,9 +39,10 @@ class ClassroomClient {
   // Tells the teacher how this student's run ended (nothing when the teacher is gone).
   void done(const ClassroomDone& done);
 
-  // During a lesson's run. send(): a line to the teacher, from any thread (nothing when the
-  // teacher is gone). poll(): the teacher's next line if one comes by `until`; nullopt
-  // otherwise, and for good once the teacher is gone (closed()).
+  // During a run. send(): a line to the teacher (a lesson's items and states; the number a
+  // joined run gave this laptop), from any thread (nothing when the teacher is gone). poll():
+  // the teacher's next line if one comes by `until`, in a lesson's run; nullopt otherwise,
+  // and for good once the teacher is gone (closed()).
   void send(const std::string& line);
   std::optional<ClassroomMessage> poll(Clock::time_point until);
   bool closed() const { return closed_; }

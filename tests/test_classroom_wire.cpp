@@ -38,6 +38,8 @@ TEST_CASE("classroom messages read back as written", "[classroom]") {
   REQUIRE(done.done);
   CHECK(done.done->run == 2);
   CHECK(done.done->error == "lost rank 3");
+  const ClassroomJoined joined{.run = 2, .node = 4, .world = 5};
+  CHECK(parse_classroom_line(classroom_joined_line(joined)).joined == joined);
   CHECK(parse_classroom_line(classroom_end_line("over")).end == "over");
   CHECK(classroom_end_line("x").back() == '\n');
 }

@@ -161,6 +161,10 @@ TEST_CASE("an elastic run under way takes the students who join later", "[gui][c
   CHECK(c.waiting() == 0);
   CHECK(c.students[1].rank == -1);
   CHECK(c.students[1].running);
+  CHECK(c.world == 1);
+  bob->send(classroom_joined_line({.run = 1, .node = 1, .world = 2}));  // its rank 0 numbered it
+  REQUIRE(test::wait_for([&] { return room.state().students[1].rank == 1; }));
+  CHECK(room.state().world == 2);
   bob->done({.run = 1});
   REQUIRE(test::wait_for([&] { return room.state().students[1].outcome == "finished"; }));
   alice->done({.run = 1});

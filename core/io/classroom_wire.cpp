@@ -126,6 +126,10 @@ std::string classroom_done_line(const ClassroomDone& d) {
   return line({{"done", {{"run", d.run}, {"error", d.error}}}});
 }
 
+std::string classroom_joined_line(const ClassroomJoined& j) {
+  return line({{"joined", {{"run", j.run}, {"node", j.node}, {"world", j.world}}}});
+}
+
 std::string classroom_end_line(const std::string& why) {
   return line({{"end", why}});
 }
@@ -167,11 +171,16 @@ ClassroomMessage parse_classroom_line(std::string_view text) {
     } else if (const auto d = j.find("done"); d != j.end()) {
       m.done =
           ClassroomDone{.run = d->at("run").get<int>(), .error = d->value("error", std::string())};
+    } else if (const auto jd = j.find("joined"); jd != j.end()) {
+      m.joined = ClassroomJoined{.run = jd->at("run").get<int>(),
+                                 .node = jd->at("node").get<int>(),
+                                 .world = jd->at("world").get<int>()};
     } else if (const auto e = j.find("end"); e != j.end()) {
       m.end = e->get<std::string>();
     } else if (!parse_run_line(j, m)) {
       throw DataError(
-          "neither a join, a welcome, a refusal, a start, a done, an end nor a lesson's line");
+          "neither a join, a welcome, a refusal, a start, a done, a joined, an end nor a "
+          "lesson's line");
     }
     return m;
   } catch (const json::exception& e) {

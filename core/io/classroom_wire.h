@@ -8,6 +8,9 @@
 //   teacher:  {"start":{"run":1,"rank":0,"world":4,"rendezvous":"10.0.0.5:29502",
 //              "monitor_port":29501,"lesson":0,"lang":"en","spec":{...}}}
 //   student:  {"done":{"run":1,"error":""}}
+// A student added to an elastic run under way learns its number from the run's rank 0 and
+// tells the teacher (its node: the number the run's events give it):
+//   student:  {"joined":{"run":1,"node":4,"world":5}}
 //   teacher:  {"end":"the teacher closed the classroom"}
 // In a lesson's run the laptops also tell the teacher what their rank records (each item of
 // its transcript) and, stepped from the teacher's window, where their rank stands; the
@@ -63,6 +66,15 @@ struct ClassroomDone {
   std::string error;  // "" when the student's rank finished
 };
 
+// A student added to a run under way, numbered by its rank 0: `node` is the number the run's
+// events give it, `world` the ranks of the run once it joined.
+struct ClassroomJoined {
+  int run = 0;
+  int node = 0;
+  int world = 0;
+  bool operator==(const ClassroomJoined&) const = default;
+};
+
 // A lesson's item of the sender's rank (lessons/log_item_json.h: the JSON object, dumped).
 struct ClassroomItem {
   int run = 0;
@@ -112,6 +124,7 @@ std::string classroom_welcome_line(int seat);
 std::string classroom_refused_line(const std::string& why);
 std::string classroom_start_line(const ClassroomStart& start);
 std::string classroom_done_line(const ClassroomDone& done);
+std::string classroom_joined_line(const ClassroomJoined& joined);
 std::string classroom_end_line(const std::string& why);
 std::string classroom_item_line(const ClassroomItem& item);
 std::string classroom_state_line(const ClassroomRankState& state);
@@ -126,6 +139,7 @@ struct ClassroomMessage {
   std::optional<std::string> refused;
   std::optional<ClassroomStart> start;
   std::optional<ClassroomDone> done;
+  std::optional<ClassroomJoined> joined;
   std::optional<std::string> end;
   std::optional<ClassroomItem> item;
   std::optional<ClassroomRankState> state;

@@ -178,6 +178,10 @@ void Classroom::take_line(Connection& c, const std::string& line) {
     return;
   }
   Student* s = student_of(c);
+  if (m.joined && s && m.joined->run == s->run && s->running) {
+    s->rank = m.joined->node;  // numbered by the run's rank 0
+    if (s->run == state_.run) state_.world = m.joined->world;
+  }
   if (m.done && s && m.done->run == s->run) {
     s->running = false;
     s->outcome = m.done->error.empty() ? "finished" : m.done->error;

@@ -41,7 +41,7 @@ struct ClassroomState {
   std::string last_refusal;       // why the latest was
   int run = 0;                    // runs started so far
   int lesson = 0;                 // the latest run's lesson (0: training)
-  int world = 0;                  // its ranks at its start
+  int world = 0;                  // its ranks: at its start, then as each that joins says
   bool elastic = false;           // it goes on without a laptop that leaves, and takes more
   int waiting() const;            // students here and in no run
   bool running() const;           // a student of the latest run is in it still

@@ -129,7 +129,7 @@ for p in $pids; do wait "$p" || true; done # bob's was killed
 cat "$dir/gui4.log"
 grep -q "student 2 bob (10.77.0.11): left" "$dir/gui4.log" || fail "bob not shown as gone"
 for line in "1 alice (10.77.0.10): rank 0 of run 1: finished" \
-  "3 carol (10.77.0.12): rank 2 of run 1: finished" "4 erin (10.77.0.14): joined run 1: finished"; do
+  "3 carol (10.77.0.12): rank 2 of run 1: finished" "4 erin (10.77.0.14): rank 3 of run 1: finished"; do
   grep -q "student $line" "$dir/gui4.log" || fail "no line 'student $line'"
 done
 grep -q "rank 1 lost after step" "$dir/4-alice.log" || fail "bob's loss: $(cat "$dir/4-alice.log")"
