@@ -122,7 +122,8 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
                                      .compute = simgrid.measured_compute
                                                     ? sim::sg::ComputeModel::measured
                                                     : sim::sg::ComputeModel::flops,
-                                     .lv08 = simgrid.lv08};
+                                     .lv08 = simgrid.lv08,
+                                     .step = simgrid.step};
     sim::sg::SgResult result = sim::sg::run_simgrid(sim_options, fn, options);
     if (simgrid.links) *simgrid.links = std::move(result.links);
     return true;

@@ -13,6 +13,7 @@
 #include "sim/cluster.h"
 #include "sim/run_spec.h"
 #include "sim/link_use.h"
+#include "sim/step_gate.h"
 
 namespace dsgd::cli {
 
@@ -41,6 +42,7 @@ struct SimgridRun {
   bool measured_compute = false;
   bool lv08 = false;
   std::vector<sim::LinkUse>* links = nullptr;
+  sim::StepGate* step = nullptr;  // step mode: every message waits for its step()
 };
 // What `spec` asks of a SimGrid run.
 SimgridRun simgrid_run(const sim::RunSpec& spec, std::vector<sim::LinkUse>* links = nullptr);

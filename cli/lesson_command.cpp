@@ -205,22 +205,44 @@ void step_through(LiveLesson& lesson, StepCounter& count, Output& out, StepKeys&
   print_new();
 }
 
-// Simulated nodes. The lesson runs in a thread of its own while this thread prints: in
-// --auto mode the merged transcript as each section completes, in --step mode the output
-// as it happens and each message as the step gate delivers it.
-void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
-                const lessons::LessonSettings& settings) {
-  sim::ClusterOptions options{sim::build_run_spec(f.run, lesson_defaults(f, info)).cluster};
+void refuse_phantom(const sim::RunSpec& spec) {
+  if (spec.phantom)
+    throw UsageError(
+        "--payload phantom: a lesson shows the values its messages carry; drop --payload");
+}
+
+// SimGrid's ranks, every message held by `gate` until a step lets it through.
+LiveLesson::Runner stepped_on_simgrid(const sim::RunSpec& spec, sim::StepGate& gate) {
+  return [&spec, &gate](const sim::ClusterOptions& options, const sim::NodeFunction& fn) {
+    SimgridRun run = simgrid_run(spec);
+    run.step = &gate;
+    run_on_backend("simgrid", options, fn, {}, run);
+  };
+}
+
+// Simulated nodes, or SimGrid's ranks stepped (their messages held by `gate`). The lesson
+// runs in a thread of its own while this thread prints: in --auto mode the merged transcript
+// as each section completes, in --step mode the output as it happens and each message as
+// the step gate delivers it.
+void run_live(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
+              const lessons::LessonSettings& settings) {
+  const sim::RunSpec spec = sim::build_run_spec(f.run, lesson_defaults(f, info));
+  refuse_phantom(spec);
+  sim::ClusterOptions options{spec.cluster};
   const int world = options.nodes;
   if (world < info.min_nodes || world > info.max_nodes)
     throw UsageError(fmt::format("--nodes {}: lesson {} runs on {} to {} ranks", world, info.number,
                                  info.min_nodes, info.max_nodes));
+  sim::StepGate gate;
+  const bool simgrid = f.run.backend == "simgrid";
   LiveLesson lesson(
       {.info = info,
        .text = text,
        .settings = settings,
        .cluster = options,
-       .pace = f.step ? std::optional(lessons::StepTranscript::Pace::stepped) : std::nullopt});
+       .pace = f.step ? std::optional(lessons::StepTranscript::Pace::stepped) : std::nullopt,
+       .run = simgrid ? stepped_on_simgrid(spec, gate) : nullptr,
+       .stepper = simgrid ? &gate : nullptr});
   auto section_text = [&](const std::string& id) { return text.section(id); };
   Output out;
   out.put(lessons::transcript_header(text, world, settings.lang, f.step));
@@ -258,9 +280,7 @@ void run_on_sim(const LessonFlags& f, const LessonInfo& info, const LessonText& 
 void run_on_ranks(const LessonFlags& f, const LessonInfo& info, const LessonText& text,
                   const lessons::LessonSettings& settings) {
   const sim::RunSpec spec = sim::build_run_spec(f.run, lesson_defaults(f, info));
-  if (spec.phantom)
-    throw UsageError(
-        "--payload phantom: a lesson shows the values its messages carry; drop --payload");
+  refuse_phantom(spec);
   sim::ClusterOptions options{spec.cluster};
   Recorder recorder(settings.lang);
   options.events = &recorder;
@@ -297,7 +317,7 @@ void add_lesson_command(CLI::App& app, LessonFlags& f) {
   cmd->add_option("--lang", f.lang, "en (English) or zh (简体中文)")->capture_default_str();
   auto* step = cmd->add_flag("--step", f.step,
                              "Wait for Enter at every message shown and every part (simulated "
-                             "nodes; at the end of input, run on)");
+                             "nodes or SimGrid; at the end of input, run on)");
   auto* auto_run = cmd->add_flag("--auto", f.auto_run,
                                  "Run through without pausing, printing the same message lines "
                                  "(the default)");
@@ -340,16 +360,14 @@ int run_lesson(const LessonFlags& f) {
 
   set_blas_threads(1);  // every rank is a thread already
   const LessonText text = lessons::load_lesson_text(info, settings.lang);
-  if (f.run.backend != "sim") {
-    if (f.step)
-      throw UsageError(fmt::format(
-          "--step holds messages in the simulated nodes' network; with --backend {} it is not "
-          "theirs: use --auto, or --backend sim --step",
-          f.run.backend));
+  if (f.run.backend == "mpi" && f.step)
+    throw UsageError(
+        "--step holds messages in the network dsgd simulates; with --backend mpi the network "
+        "is real: use --auto, or --backend sim --step (or simgrid)");
+  if (f.run.backend == "sim" || f.step)
+    run_live(f, info, text, settings);
+  else
     run_on_ranks(f, info, text, settings);
-  } else {
-    run_on_sim(f, info, text, settings);
-  }
   return kExitOk;
 }
 

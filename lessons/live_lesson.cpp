@@ -9,6 +9,7 @@ namespace dsgd::lessons {
 LiveLesson::LiveLesson(Options options)
     : options_(std::move(options)),
       control_(options_.cluster.control ? options_.cluster.control : &own_control_),
+      stepper_(options_.stepper ? options_.stepper : control_),
       recorder_(options_.settings.lang) {
   LessonSettings& s = options_.settings;
   if (!s.data) s.data = &data_;
@@ -36,9 +37,13 @@ void LiveLesson::start() {
 
 void LiveLesson::body() {
   try {
-    sim::run_cluster(options_.cluster, [&](Communicator& comm) {
+    const sim::NodeFunction rank = [&](Communicator& comm) {
       run_lesson_rank(comm, options_.info, recorder_, options_.settings, false);
-    });
+    };
+    if (options_.run)
+      options_.run(options_.cluster, rank);
+    else
+      sim::run_cluster(options_.cluster, rank);
   } catch (const std::exception& e) {
     std::lock_guard lock(failure_mutex_);
     failure_ = std::current_exception();
@@ -71,7 +76,7 @@ std::string LiveLesson::error() const {
 
 std::optional<LiveLesson::Delivery> LiveLesson::step(std::chrono::milliseconds timeout) {
   std::lock_guard lock(step_mutex_);
-  std::optional<sim::StepInfo> m = control_->step(timeout);
+  std::optional<sim::StepInfo> m = stepper_->step(timeout);
   if (!m) return std::nullopt;
   const bool shown = shows(*m, true);
   if (m->tag != kSectionTag && options_.pace == StepTranscript::Pace::stepped)
@@ -89,7 +94,7 @@ bool LiveLesson::shows(const sim::StepInfo& m, bool take) {
 
 std::optional<LiveLesson::Delivery> LiveLesson::peek(std::chrono::milliseconds timeout) {
   std::lock_guard lock(step_mutex_);
-  std::optional<sim::StepInfo> m = control_->peek(timeout);
+  std::optional<sim::StepInfo> m = stepper_->peek(timeout);
   if (!m) return std::nullopt;
   return Delivery{*m, shows(*m, false)};
 }

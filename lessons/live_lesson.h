@@ -1,13 +1,15 @@
-// LiveLesson: a lesson running on simulated nodes in a thread of its own, while the caller's
-// thread steers it (control(): step mode, pause, speed; step() delivers one message) and
-// watches its output grow (transcript(), or the recorder's merged transcript). The one run
-// of `dsgd lesson N` on simulated nodes (--step and --auto) and of dsgd-gui's lesson panel.
-// Not MPI: there each rank is a process of its own and calls run_lesson_rank (runner.h).
+// LiveLesson: a lesson running in a thread of its own, while the caller's thread steers it
+// (control(): step mode, pause, speed; step() delivers one message) and watches its output
+// grow (transcript(), or the recorder's merged transcript). The one run of `dsgd lesson N`
+// on simulated nodes (--step and --auto), of `dsgd lesson N --step` on SimGrid's ranks, and
+// of dsgd-gui's lesson panel. Not MPI: there each rank is a process of its own and calls
+// run_lesson_rank (runner.h).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +28,7 @@ namespace dsgd::lessons {
 
 class LiveLesson {
  public:
+  using Runner = std::function<void(const sim::ClusterOptions&, const sim::NodeFunction&)>;
   struct Options {
     LessonInfo info;
     LessonText text;
@@ -36,6 +39,11 @@ class LiveLesson {
     // A live transcript at this pace (stepped: sync_sections and step mode on); none: the
     // caller reads recorder().take_ready().
     std::optional<StepTranscript::Pace> pace;
+    // Runs the ranks on another backend than simulated nodes (empty: sim::run_cluster),
+    // stepped by `stepper` (null: the simulated nodes' control()). dsgd lesson --step on
+    // SimGrid: its StepGate.
+    Runner run;
+    sim::Stepper* stepper = nullptr;
   };
 
   explicit LiveLesson(Options options);
@@ -80,6 +88,7 @@ class LiveLesson {
   DataCache data_;
   sim::SimControl own_control_;
   sim::SimControl* control_;
+  sim::Stepper* stepper_;
   Recorder recorder_;
   EventFanout events_;
   std::optional<StepTranscript> transcript_;

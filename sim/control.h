@@ -13,22 +13,13 @@
 
 #include "sim/mailbox.h"
 #include "sim/net_clock.h"
+#include "sim/step_info.h"
 
 namespace dsgd::sim {
 
 class SimNode;
 class Network;
 struct LinkSpec;
-
-// The message a step released.
-struct StepInfo {
-  int source = 0, dest = 0, tag = 0;
-  uint64_t seq = 0;
-  size_t count = 0;  // floats (0 when unknown)
-  double model_s = 0;
-  double net_s = 0;            // the network time it arrived at, where the step put the clock
-  std::vector<float> preview;  // up to 4 first values
-};
 
 // One process's share of a stepped run whose other nodes run elsewhere (a classroom's
 // laptops, each a process): what a stepper that sees every process's share needs to choose
@@ -41,16 +32,7 @@ struct LocalStepState {
   std::optional<StepInfo> next;     // the earliest message held here (its net_s: arrival)
 };
 
-// The order step mode delivers held messages in: (model time, source, dest, seq), deterministic
-// for a deterministic program. For a Message, a StepInfo, or a classroom's ClassroomPending
-// (a stepper whose nodes are other processes must choose as step() does).
-template <typename HeldMessage>
-bool steps_before(const HeldMessage& a, const HeldMessage& b) {
-  return std::tie(a.model_s, a.source, a.dest, a.seq) <
-         std::tie(b.model_s, b.source, b.dest, b.seq);
-}
-
-class SimControl {
+class SimControl : public Stepper {
  public:
   NetClock& clock() { return clock_; }
   void pause() { clock_.set_paused(true); }
@@ -65,10 +47,10 @@ class SimControl {
   // returns it. The order is deterministic for a deterministic program. Waits for a run to
   // start if none has yet. nullopt when nothing is pending (the run ended, or is
   // deadlocked) or the timeout passed.
-  std::optional<StepInfo> step(std::chrono::milliseconds timeout);
+  std::optional<StepInfo> step(std::chrono::milliseconds timeout) override;
   // The same wait, then the message step() would deliver next, left pending (its net_s: the
   // arrival it would be delivered at).
-  std::optional<StepInfo> peek(std::chrono::milliseconds timeout);
+  std::optional<StepInfo> peek(std::chrono::milliseconds timeout) override;
 
   // Step mode, for a stepper outside this process: this process's share of the run (counts
   // kept after the run detaches), and the release of the message it chose, at its arrival

@@ -584,7 +584,7 @@ TEST_CASE("dsgd lesson rejects bad arguments with exit code 2", "[lessons]") {
       "lesson 2 --nodes 1",                      // lesson 2 needs two ranks
       "lesson 8 --nodes 9",                      // above the lesson's maximum
       "lesson 2 --backend foo",                  // no such backend
-      "lesson 2 --backend mpi --step",           // stepping is for simulated nodes
+      "lesson 2 --backend mpi --step",           // stepping holds a simulated network
       "lesson 2 --check x.cpp",                  // lesson 2 has no exercise
       "lesson 5 --check /no/such/file.cpp",      // missing file
       "lesson 5 --check x.cpp --check-ranks 0",  // no rank to run on

@@ -117,6 +117,10 @@ SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, cons
   for (int r = 0; r < options.nodes; ++r)
     sg4::Actor::create(fmt::format("rank{}", r), hosts[r],
                        [&state, &fn, r] { run_rank(state, fn, r); });
+  if (sg.step) {
+    fabric.set_step_gate(sg.step);
+    sg4::Actor::create("stepper", hosts[0], [&fabric] { fabric.step_loop(); });
+  }
   engine->run();
   if (state.failure) std::rethrow_exception(state.failure);
   if (!state.deadlock.empty()) throw DeadlockError(state.deadlock);

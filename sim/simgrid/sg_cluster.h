@@ -23,6 +23,8 @@ struct SgOptions {
   // cross traffic, a TCP window bound) instead of CM02 without them; the latency is then
   // the links', so each message pays it inside its transfer (sg_platform.h).
   bool lv08 = false;
+  // Step mode (`dsgd lesson N --step`): every message waits for this gate's step().
+  StepGate* step = nullptr;
 };
 
 struct SgResult {

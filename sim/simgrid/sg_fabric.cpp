@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -64,6 +65,7 @@ std::shared_ptr<SgMessage> SgFabric::send(int source, int dest, int tag,
   m->carried = carried;
   if (source != dest) {  // the draws, in send order on its link, as on simulated nodes
     Stream& stream = this->stream(source, dest);
+    m->seq = stream.sent++;
     const LinkDraw draw = draw_delay(stream.link, network_.rto_s, stream.rng);
     m->retransmits = draw.retransmits;
     m->delay_s = draw.extra_s;
@@ -171,7 +173,56 @@ std::exception_ptr SgFabric::lost(int rank, int peer, bool is_recv, int tag) con
 }
 
 void SgFabric::wake(int rank) {
-  if (sg4::Actor* waiter = std::exchange(inboxes_[rank].waiter, nullptr)) waiter->resume();
+  if (sg4::Actor* waiter = std::exchange(inboxes_[rank].waiter, nullptr)) {
+    ++woken_;
+    waiter->resume();
+  }
+}
+
+void SgFabric::hold(const std::shared_ptr<SgMessage>& m) {
+  held_.push_back(m);
+  if (sg4::Actor* stepper = std::exchange(stepper_, nullptr)) stepper->resume();
+}
+
+// Actors resumed now run in the engine's next sub-round, without virtual time passing: each
+// yield lets every rank that is ready run until it waits again.
+void SgFabric::settle() {
+  do {
+    sg4::this_actor::yield();
+  } while (woken_ > 0);
+}
+
+StepInfo SgFabric::step_info(const SgMessage& m) const {
+  StepInfo info{.source = m.source,
+                .dest = m.dest,
+                .tag = m.tag,
+                .seq = m.seq,
+                .count = m.count,
+                .model_s = m.arrival_s,
+                .net_s = m.arrival_s};
+  const float* values = !m.carried ? nullptr : m.from ? m.from : m.copy.data();
+  if (values) info.preview.assign(values, values + std::min<size_t>(m.count, 4));
+  return info;
+}
+
+void SgFabric::step_loop() {
+  sg4::Actor::self()->daemonize();  // ended with the run
+  for (;;) {
+    while (held_.empty()) {
+      stepper_ = sg4::Actor::self();
+      sg4::this_actor::suspend();
+    }
+    settle();
+    const auto next =
+        std::min_element(held_.begin(), held_.end(), [](const auto& a, const auto& b) {
+          return std::tie(a->arrival_s, a->source, a->dest, a->seq) <
+                 std::tie(b->arrival_s, b->source, b->dest, b->seq);
+        });
+    const std::shared_ptr<SgMessage> m = *next;
+    held_.erase(next);
+    gate_->hold(step_info(*m));  // the whole simulation waits here for the step
+    if (!stopped_) arrive(m);
+  }
 }
 
 void SgFabric::start_transfer(const std::shared_ptr<SgMessage>& m) {
@@ -302,7 +353,10 @@ void SgFabric::land(Stream& stream) {
     const std::shared_ptr<SgMessage> m = std::move(stream.landing.front());
     stream.landing.pop_front();
     m->transfer.reset();  // SimGrid has finished with it
-    arrive(m);
+    if (gate_)
+      hold(m);
+    else
+      arrive(m);
   }
 }
 
@@ -311,6 +365,7 @@ void SgFabric::block(int rank, Done done) {
   while (!done()) {
     inboxes_[rank].waiter = sg4::Actor::self();
     sg4::this_actor::suspend();
+    --woken_;  // wake() resumed it
   }
 }
 

@@ -14,7 +14,10 @@
 // once; a larger one when a receive has matched it (MPI's rendezvous protocol; its handshake's
 // latency is not counted, as on the simulated nodes). Payloads: real (the floats are copied into
 // the receive at the match) or phantom (only sizes travel; a phantom run's ranks share the memory
-// of their buffers, shared_buffer).
+// of their buffers, shared_buffer). In step mode (a StepGate) each message that lands waits
+// for a stepper actor, which lets the world settle (every rank that a delivery woke has run
+// on to its next wait), then hands the earliest held message to the gate and delivers it
+// once the gate lets it through.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +32,14 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/link_use.h"
+#include "sim/step_gate.h"
 #include "sim/simgrid/sg_platform.h"
 
 namespace dsgd::sim::sg {
 
 struct SgMessage {
   int source = 0, dest = 0, tag = 0;
+  uint64_t seq = 0;                // its place among its pair's messages
   size_t count = 0;                // floats
   bool eager = true;               // its send completes at once; else when a receive matches it
   bool carried = true;             // real: it carries its floats; phantom: only its size
@@ -94,6 +99,13 @@ class SgFabric {
   // links go nowhere.
   void stop() { stopped_ = true; }
 
+  // Step mode: each message that lands is held until `gate` lets it through (step_loop).
+  void set_step_gate(StepGate* gate) { gate_ = gate; }
+  // Step mode's daemon actor: delivers the held messages one at a time, each once every rank
+  // woken before it has run on to its next wait, earliest arrival first (then source, dest
+  // and seq, as simulated nodes step).
+  void step_loop();
+
   // Why nothing from src reaches dst any more ("" while it may): an outage without end.
   std::string outage_note(int src, int dst) const;
 
@@ -132,6 +144,7 @@ class SgFabric {
     double size_scale = 1;        // its transfers' sizes: bytes x this (sg_platform.h)
     uint64_t rng = 0;             // its draws' state
     double last_arrival_s = 0;    // none arrives before the one sent before it
+    uint64_t sent = 0;            // messages so far (their seq)
     std::vector<double*> counts;  // the bytes carried by each link of its route (link_bytes_)
   };
   void route(Stream& stream);  // its link, latency and rate, and its links' counts
@@ -144,6 +157,9 @@ class SgFabric {
   void start_next(Stream& stream);
   static void transfer_done(const simgrid::s4u::Activity& activity);
   void wake(int rank);
+  void hold(const std::shared_ptr<SgMessage>& m);  // step mode: for step_loop
+  void settle();                                   // until no rank woken is still to run
+  StepInfo step_info(const SgMessage& m) const;
   // The error of a receive from (or a rendezvous send to) crashed rank `peer`.
   std::exception_ptr lost(int rank, int peer, bool is_recv, int tag) const;
 
@@ -154,6 +170,10 @@ class SgFabric {
   size_t eager_bytes_;
   bool phantom_;
   bool stopped_ = false;
+  int woken_ = 0;  // ranks resumed by wake() that have not run yet
+  StepGate* gate_ = nullptr;
+  std::vector<std::shared_ptr<SgMessage>> held_;  // landed, waiting for step_loop
+  simgrid::s4u::Actor* stepper_ = nullptr;        // step_loop's actor while nothing is held
   std::vector<Inbox> inboxes_;
   std::vector<bool> crashed_;                     // by rank
   std::vector<std::unique_ptr<float[]>> shared_;  // the last is the largest
