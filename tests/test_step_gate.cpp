@@ -13,7 +13,7 @@ using dsgd::sim::StepGate;
 using dsgd::sim::StepInfo;
 using namespace std::chrono_literals;
 
-TEST_CASE("a step gate holds each message until a step lets it through", "[step]") {
+TEST_CASE("a step gate holds each message until a step lets it through", "[sim][step]") {
   StepGate gate;
   CHECK_FALSE(gate.peek(10ms));  // nothing held yet
   CHECK_FALSE(gate.step(10ms));
