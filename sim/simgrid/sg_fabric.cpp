@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -27,6 +26,15 @@ using simgrid::kernel::timer::Timer;
 // The fabric whose transfers are under way: SimGrid tells of finished activities through one
 // signal for the whole process, and a process runs one simulation.
 SgFabric* running = nullptr;
+
+// Where a held message stands in step mode's order (steps_before): its arrival is its time.
+struct StepOrder {
+  explicit StepOrder(const SgMessage& m)
+      : model_s(m.arrival_s), source(m.source), dest(m.dest), seq(m.seq) {}
+  double model_s;
+  int source, dest;
+  uint64_t seq;
+};
 
 }  // namespace
 
@@ -213,11 +221,9 @@ void SgFabric::step_loop() {
       sg4::this_actor::suspend();
     }
     settle();
-    const auto next =
-        std::min_element(held_.begin(), held_.end(), [](const auto& a, const auto& b) {
-          return std::tie(a->arrival_s, a->source, a->dest, a->seq) <
-                 std::tie(b->arrival_s, b->source, b->dest, b->seq);
-        });
+    const auto next = std::min_element(
+        held_.begin(), held_.end(),
+        [](const auto& a, const auto& b) { return steps_before(StepOrder(*a), StepOrder(*b)); });
     const std::shared_ptr<SgMessage> m = *next;
     held_.erase(next);
     gate_->hold(step_info(*m));  // the whole simulation waits here for the step
