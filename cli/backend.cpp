@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <numeric>
 #include <string>
 
 #include <fmt/format.h>
@@ -87,7 +89,6 @@ SimgridRun simgrid_run(const sim::RunSpec& spec, std::vector<sim::LinkUse>* link
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks,
                     const SimgridRun& simgrid) {
-  (void)simgrid;  // which a build may lack
   if (backend == "sim") {
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
@@ -114,26 +115,43 @@ bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_o
 #endif
   }
   if (backend == "simgrid") {
-#ifdef DSGD_HAVE_SIMGRID
     refuse_simulation_under_launcher(backend);
     if (checks.check_world) checks.check_world(sim_options.nodes);
     if (checks.own_ranks) checks.own_ranks(0, sim_options.nodes);
-    const sim::sg::SgOptions options{.phantom = simgrid.phantom,
-                                     .compute = simgrid.measured_compute
-                                                    ? sim::sg::ComputeModel::measured
-                                                    : sim::sg::ComputeModel::flops,
-                                     .lv08 = simgrid.lv08,
-                                     .step = simgrid.step};
-    sim::sg::SgResult result = sim::sg::run_simgrid(sim_options, fn, options);
-    if (simgrid.links) *simgrid.links = std::move(result.links);
+    sim::RoundRunner rounds = simgrid_rounds(simgrid);
+    std::vector<int> members(static_cast<size_t>(sim_options.nodes));
+    std::iota(members.begin(), members.end(), 0);
+    rounds.run(sim_options, members, fn);
     return true;
-#else
-    throw UsageError(
-        "--backend simgrid: this dsgd was built without the SimGrid backend "
-        "(apt-get install libsimgrid-dev, then reconfigure); use --backend sim");
-#endif
   }
   throw UsageError(fmt::format("--backend {}: use sim, mpi or simgrid", backend));
+}
+
+sim::RoundRunner simgrid_rounds(const SimgridRun& simgrid) {
+#ifdef DSGD_HAVE_SIMGRID
+  const sim::sg::SgOptions options{.phantom = simgrid.phantom,
+                                   .compute = simgrid.measured_compute
+                                                  ? sim::sg::ComputeModel::measured
+                                                  : sim::sg::ComputeModel::flops,
+                                   .lv08 = simgrid.lv08,
+                                   .step = simgrid.step};
+  // The engine and platform of the first round, which has every node.
+  auto rounds = std::make_shared<std::unique_ptr<sim::sg::SgRounds>>();
+  return {.run =
+              [rounds, options, links = simgrid.links](const sim::ClusterOptions& round,
+                                                       const std::vector<int>& members,
+                                                       const sim::NodeFunction& fn) {
+                if (!*rounds) *rounds = std::make_unique<sim::sg::SgRounds>(round, options);
+                sim::sg::SgResult result = (*rounds)->run(round, members, fn);
+                if (links) *links = std::move(result.links);
+              },
+          .one_clock = true};
+#else
+  (void)simgrid;
+  throw UsageError(
+      "--backend simgrid: this dsgd was built without the SimGrid backend "
+      "(apt-get install libsimgrid-dev, then reconfigure); use --backend sim");
+#endif
 }
 
 }  // namespace dsgd::cli

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/train/config_hash.h"
 #include "sim/cluster.h"
+#include "sim/elastic.h"
 #include "sim/run_spec.h"
 #include "sim/link_use.h"
 #include "sim/step_gate.h"
@@ -54,6 +55,11 @@ SimgridRun simgrid_run(const sim::RunSpec& spec, std::vector<sim::LinkUse>* link
 bool run_on_backend(const std::string& backend, const sim::ClusterOptions& sim_options,
                     const sim::NodeFunction& fn, const RunChecks& checks = {},
                     const SimgridRun& simgrid = {});
+
+// The rounds of an elastic run on SimGrid (sim/elastic.h's RoundRunner): one simulation,
+// started by the first round, the platform of its nodes. UsageError in a build without
+// SimGrid.
+sim::RoundRunner simgrid_rounds(const SimgridRun& simgrid);
 
 // Prints `error` as dsgd's one line on stderr and returns its exit code. On a rank of a
 // launcher's job that asked for --backend mpi (`argv`) before MPI started, the job's ranks

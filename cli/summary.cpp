@@ -117,7 +117,7 @@ void print_summary(const RunReport& report) {
   print_communication(report.spec, r);
   // MPI ranks do not go on: an agent starts the job again (scripts/mpirun-elastic).
   if (report.spec.elastic.policy != sim::ElasticPolicy::none &&
-      report.spec.backend == sim::Backend::sim)
+      report.spec.backend != sim::Backend::mpi)
     print_membership(report);
   print_files(report);
 }

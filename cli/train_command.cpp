@@ -70,17 +70,18 @@ std::string trace_note(const sim::RunSpec& spec, const std::string& path) {
 }
 
 // "dsgd train on 4 simulated nodes", "... on 4 simulated nodes, 3 at the end" (elastic),
-// "... on 4 SimGrid ranks", "... on 4 MPI ranks".
+// "... on 4 SimGrid ranks (virtual time)", "... on 4 MPI ranks".
 std::string what_ran(const sim::RunSpec& spec, int world) {
+  const bool mpi = spec.backend == sim::Backend::mpi;
+  const int first = mpi ? world : spec.cluster.nodes;
+  const std::string at_end = first != world ? fmt::format(", {} at the end", world) : "";
   if (spec.backend == sim::Backend::simgrid)
-    return fmt::format("dsgd train on {} SimGrid rank{} (virtual time{})", world,
-                       world == 1 ? "" : "s",
+    return fmt::format("dsgd train on {} SimGrid rank{}{} (virtual time{})", first,
+                       first == 1 ? "" : "s", at_end,
                        spec.phantom ? "; phantom payloads: sizes only, nothing averaged" : "");
-  const bool sim = spec.backend == sim::Backend::sim;
-  const int first = sim ? spec.cluster.nodes : world;
-  return fmt::format("dsgd train on {} {} {}{}", first, sim ? "simulated" : "MPI",
-                     sim ? (first == 1 ? "node" : "nodes") : (first == 1 ? "rank" : "ranks"),
-                     first != world ? fmt::format(", {} at the end", world) : "");
+  return fmt::format("dsgd train on {} {} {}{}", first, mpi ? "MPI" : "simulated",
+                     mpi ? (first == 1 ? "rank" : "ranks") : (first == 1 ? "node" : "nodes"),
+                     at_end);
 }
 
 // Everything one `dsgd train` holds while its ranks run.
@@ -130,8 +131,8 @@ bool run_ranks(TrainRun& run) {
       checks, simgrid_run(run.spec));
 }
 
-// --elastic: rounds of simulated nodes until one ends without a crash. Rank 0's result then
-// counts the time, traffic and steps of every round.
+// --elastic: rounds of simulated nodes (or of one SimGrid simulation) until one ends without a
+// crash. Rank 0's result then counts the time, traffic and steps of every round.
 void run_elastic_ranks(TrainRun& run) {
   const sim::CheckpointSpec& c = run.spec.outputs.checkpoint;
   run.trace.set_world(run.spec.cluster.nodes);  // events name the first round's ranks
@@ -141,7 +142,9 @@ void run_elastic_ranks(TrainRun& run) {
       [&](Communicator& comm, const sim::ElasticRound& round) {
         train_round(comm, round, run.inputs, run.spec, run.plan, run.out, run.rank0);
       },
-      [&] { return sim::newest_state(run.plan, c.dir); });
+      [&] { return sim::newest_state(run.plan, c.dir); },
+      run.spec.backend == sim::Backend::simgrid ? simgrid_rounds(simgrid_run(run.spec))
+                                                : sim::RoundRunner());
   if (!run.rank0.finished) return;
   sim::count_every_round(run.rank0.result, run.rank0.steps);
   run.rank0.result.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -202,7 +205,7 @@ int run_train(const TrainFlags& flags) {
         static_cast<int64_t>(training_pairs(inputs.config, inputs.data, spec.cluster.nodes).size());
   bool hosts_rank0 = true;
   try {
-    if (elastic && run.sim())
+    if (elastic && !run.mpi())  // MPI: scripts/mpirun-elastic starts the job again
       run_elastic_ranks(run);
     else
       hosts_rank0 = run_ranks(run);

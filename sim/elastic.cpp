@@ -162,12 +162,16 @@ std::string renumbering(const std::vector<int>& members) {
 // Runs one round; returns whether a crash fault fired in it. Rethrows any failure no crash
 // caused; keeps the one a crash did in the record.
 bool run_round(const ClusterOptions& options, const RoundFunction& fn, const ElasticRound& round,
-               RoundRecord& record) {
+               RoundRecord& record, const RoundRunner& runner) {
   try {
-    run_cluster(options, [&](Communicator& comm) {
+    const NodeFunction rank = [&](Communicator& comm) {
       comm.advance_model_to(round.model_start_s);
       fn(comm, round);
-    });
+    };
+    if (runner.run)
+      runner.run(options, round.members, rank);
+    else
+      run_cluster(options, rank);
   } catch (const CommError& e) {
     if (!record.any_lost()) throw;
     record.failure = e.what();
@@ -251,7 +255,8 @@ std::optional<TrainState> state_to_go_on(const ElasticSpec& spec, const RoundRec
 
 std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const ElasticSpec& spec,
                                           const RoundFunction& fn,
-                                          const CheckpointSource& newest_checkpoint) {
+                                          const CheckpointSource& newest_checkpoint,
+                                          const RoundRunner& runner) {
   std::vector<MembershipChange> changes;
   std::vector<int> members(static_cast<size_t>(options.nodes));
   for (int r = 0; r < options.nodes; ++r)
@@ -261,7 +266,7 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
   double model_start_s = 0;
   for (int round = 0;; ++round) {
     const double elapsed_s = std::chrono::duration<double>(Clock::now() - epoch).count();
-    ClusterOptions o = survivors_cluster(options, members, elapsed_s);
+    ClusterOptions o = survivors_cluster(options, members, runner.one_clock ? 0 : elapsed_s);
     RoundRecord record(members.size());
     NodeNumbering numbering(options.events, members, round);
     o.epoch = epoch;
@@ -277,7 +282,7 @@ std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const E
     };
     if (spec.policy == ElasticPolicy::in_process)
       r.commit = [&record](int rank, const TrainState& s) { record.commit(rank, s); };
-    if (!run_round(o, fn, r, record)) return changes;
+    if (!run_round(o, fn, r, record, runner)) return changes;
     const RoundOutcome outcome = record.outcome();
     end_round_in_events(options.events, members, epoch, outcome.model_s, round);
     MembershipChange change = membership_change(outcome, members, changes.size(), spec);

@@ -107,12 +107,25 @@ void end_round_in_events(EventSink* events, const std::vector<int>& nodes, Clock
 // process, round.commit of every step's state.
 void add_round_hooks(TrainHooks& hooks, const Communicator& comm, const ElasticRound& round);
 
+// Runs a round's ranks: `round` is the cluster of `members` (the first round's nodes, by
+// rank). Simulated nodes: run_cluster; SimGrid: rounds of one simulation (sg_cluster.h).
+struct RoundRunner {
+  std::function<void(const ClusterOptions& round, const std::vector<int>& members,
+                     const NodeFunction& fn)>
+      run;
+  // The ranks' clock goes on across rounds (SimGrid's virtual time): fault and outage times
+  // stay as given, where simulated nodes count them from each round's start.
+  bool one_clock = false;
+};
+
 // Runs rounds of `options`' cluster until one ends without a crash, and returns the
 // membership changes. A failure that no crash fault caused, a change past max_restarts or
 // the loss of every node ends the run with the round's error (CommError naming the rank).
+// `runner` runs each round (empty: on simulated nodes).
 std::vector<MembershipChange> run_elastic(const ClusterOptions& options, const ElasticSpec& spec,
                                           const RoundFunction& fn,
-                                          const CheckpointSource& newest_checkpoint);
+                                          const CheckpointSource& newest_checkpoint,
+                                          const RoundRunner& runner = {});
 
 // The cluster of `members` (nodes of `first`, in order): their faults, and the link
 // overrides and outages between two of them, renumbered; times of faults and outages

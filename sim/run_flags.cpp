@@ -339,23 +339,18 @@ void check_mpi_flags(const RunFlags& f) {
                       flag, flag));
 }
 
-// What the SimGrid backend cannot run yet: another cluster (elastic rounds) or a GPU. Its
-// network limits are checked when it starts (sim/simgrid/sg_platform.h).
+// What the SimGrid backend cannot run: a GPU. Its network limits are checked when it starts
+// (sim/simgrid/sg_platform.h).
 void check_simgrid(const RunSpec& s) {
   if (s.measured_compute && s.bucket_mb > 0)
     throw UsageError(fmt::format(
         "--bucket-mb {} needs --compute flops: DDP's buckets start when backward reaches "
         "them, a time only the flops model knows; drop --compute measured or --bucket-mb",
         s.bucket_mb));
-  const std::pair<std::string, bool> refused[] = {
-      {fmt::format("--elastic {}", to_string(s.elastic.policy)),
-       s.elastic.policy != ElasticPolicy::none},
-      {fmt::format("--device {}", s.device), s.device != "cpu"},
-  };
-  for (const auto& [flag, given] : refused)
-    if (given)
-      throw UsageError(fmt::format(
-          "{} does not run on --backend simgrid yet: drop it, or use --backend sim", flag));
+  if (s.device != "cpu")
+    throw UsageError(fmt::format(
+        "--device {} does not run on --backend simgrid yet: drop it, or use --backend sim",
+        s.device));
   const NetworkConfig& net = s.cluster.network;
   if (is_cluster_topology(net.topology)) resolve_shape(net.topology, net.shape, s.cluster.nodes);
   if (s.phantom && s.parameter_servers > 0)

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,43 +90,83 @@ std::string deadlock_report(const RunState& state) {
 
 }  // namespace
 
-SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, const SgOptions& sg) {
-  if (options.nodes < 1)
-    throw UsageError(fmt::format("--nodes {}: use at least 1 node", options.nodes));
-  check_supported(options, sg.lv08);
+struct SgRounds::Impl {
+  SgOptions sg;
+  std::unique_ptr<sg4::Engine> engine;
+  SgPlatform platform;  // of the first round's nodes
+  RunState* running = nullptr;
+  std::optional<SgFabric> fabric;  // the round's (one at a time: SgFabric's signal)
+
+  void start_ranks(const ClusterOptions& round, const NodeFunction& fn, RunState& state);
+};
+
+SgRounds::SgRounds(const ClusterOptions& first, const SgOptions& sg)
+    : impl_(std::make_unique<Impl>()) {
+  if (first.nodes < 1)
+    throw UsageError(fmt::format("--nodes {}: use at least 1 node", first.nodes));
+  check_supported(first, sg.lv08);
   if (engine_used.exchange(true))
     throw UsageError(
         "--backend simgrid: SimGrid runs one simulation per process, and this process has run "
         "one already; start another dsgd for the next run");
-  std::unique_ptr<sg4::Engine> engine = start_engine(sg.lv08);
-  SgPlatform platform = build_platform(options, sg.lv08);
-  const std::vector<sg4::Host*> hosts = platform.hosts;
-  SgFabric fabric(std::move(platform), options.node.eager_bytes, sg.phantom);
-  RunState state;
-  state.finished.assign(options.nodes, false);
-  const Clock::time_point epoch = options.epoch.value_or(Clock::now());
-  for (int r = 0; r < options.nodes; ++r) {
-    const NodeOptions& node = options.node_of(r);
+  impl_->sg = sg;
+  impl_->engine = start_engine(sg.lv08);
+  impl_->platform = build_platform(first, sg.lv08);
+  sg4::Engine::on_deadlock_cb([impl = impl_.get()] {
+    if (impl->running) impl->running->deadlock = deadlock_report(*impl->running);
+  });
+}
+
+SgRounds::~SgRounds() = default;
+
+void SgRounds::Impl::start_ranks(const ClusterOptions& round, const NodeFunction& fn,
+                                 RunState& state) {
+  const Clock::time_point epoch = round.epoch.value_or(Clock::now());
+  for (int r = 0; r < round.nodes; ++r) {
+    const NodeOptions& node = round.node_of(r);
     auto comm = std::make_unique<SgCommunicator>(
-        r, options.nodes, fabric, sg.compute, node.gflops * 1e9, node.straggler,
-        SgCrash{.at_step = node.crash_at_step, .at_s = node.crash_at_s});
-    comm->set_timeout(options.timeout);
-    comm->set_events(options.events);
+        r, round.nodes, *fabric, sg.compute, node.gflops * 1e9, node.straggler,
+        SgCrash{.at_step = node.crash_at_step, .at_s = node.crash_at_s, .fired = round.on_crash});
+    comm->set_timeout(round.timeout);
+    comm->set_events(round.events);
     comm->set_epoch(epoch);
     state.comms.push_back(std::move(comm));
   }
-  sg4::Engine::on_deadlock_cb([&state] { state.deadlock = deadlock_report(state); });
-  for (int r = 0; r < options.nodes; ++r)
-    sg4::Actor::create(fmt::format("rank{}", r), hosts[r],
+  for (int r = 0; r < round.nodes; ++r)
+    sg4::Actor::create(fmt::format("rank{}", r), fabric->host(r),
                        [&state, &fn, r] { run_rank(state, fn, r); });
   if (sg.step) {
-    fabric.set_step_gate(sg.step);
-    sg4::Actor::create("stepper", hosts[0], [&fabric] { fabric.step_loop(); });
+    fabric->set_step_gate(sg.step);
+    sg4::Actor::create("stepper", fabric->host(0), [this] { fabric->step_loop(); });
   }
-  engine->run();
+}
+
+SgResult SgRounds::run(const ClusterOptions& round, const std::vector<int>& members,
+                       const NodeFunction& fn) {
+  SgPlatform platform = impl_->platform;
+  platform.network = round.network;  // renumbered for the round's ranks
+  platform.hosts.clear();
+  for (int node : members)
+    platform.hosts.push_back(impl_->platform.hosts[static_cast<size_t>(node)]);
+  impl_->fabric.reset();
+  impl_->fabric.emplace(std::move(platform), round.node.eager_bytes, impl_->sg.phantom);
+  RunState state;
+  state.finished.assign(round.nodes, false);
+  impl_->start_ranks(round, fn, state);
+  impl_->running = &state;
+  impl_->engine->run();
+  impl_->running = nullptr;
   if (state.failure) std::rethrow_exception(state.failure);
   if (!state.deadlock.empty()) throw DeadlockError(state.deadlock);
-  return {.simulated_s = state.last_finish_s, .links = fabric.link_use()};
+  return {.simulated_s = state.last_finish_s, .links = impl_->fabric->link_use()};
+}
+
+SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn, const SgOptions& sg) {
+  SgRounds rounds(options, sg);
+  std::vector<int> members(static_cast<size_t>(options.nodes));
+  for (int r = 0; r < options.nodes; ++r)
+    members[static_cast<size_t>(r)] = r;
+  return rounds.run(options, members, fn);
 }
 
 }  // namespace dsgd::sim::sg

@@ -10,6 +10,9 @@
 // the pairs that cross it where several do.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "sim/cluster.h"
 #include "sim/simgrid/sg_communicator.h"
 
@@ -40,5 +43,26 @@ struct SgResult {
 // second run in the same process.
 SgResult run_simgrid(const ClusterOptions& options, const NodeFunction& fn,
                      const SgOptions& sg = {});
+
+// The rounds of an elastic run (sim/elastic.h) in one SimGrid simulation: the platform of
+// `first`'s nodes is built once, and each round runs its ranks on the hosts of its members'
+// nodes, from the virtual time the round before it ended (each round's engine run lasts
+// until the last of its messages has landed). UsageError as run_simgrid.
+class SgRounds {
+ public:
+  SgRounds(const ClusterOptions& first, const SgOptions& sg);
+  ~SgRounds();
+  SgRounds(const SgRounds&) = delete;
+  SgRounds& operator=(const SgRounds&) = delete;
+
+  // Runs fn on the ranks of `round` (its faults, events, on_crash), rank r on the host of
+  // node members[r]; as run_simgrid otherwise.
+  SgResult run(const ClusterOptions& round, const std::vector<int>& members,
+               const NodeFunction& fn);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace dsgd::sim::sg

@@ -134,6 +134,7 @@ void SgCommunicator::check_crash_time() {
 }
 
 void SgCommunicator::crash() {
+  if (crash_.fired) crash_.fired(rank_);
   fabric_.crash(rank_);
   throw NodeCrashed{rank_};
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -30,6 +31,9 @@ enum class ComputeModel {
 struct SgCrash {
   std::optional<int64_t> at_step;
   std::optional<double> at_s;
+  // Told the rank as the fault fires, before anything else runs (ClusterOptions::on_crash):
+  // unwinding may wait, and the run may kill the rank meanwhile.
+  std::function<void(int rank)> fired;
 };
 
 class SgCommunicator final : public Communicator {

@@ -110,6 +110,7 @@ class SgFabric {
   std::string outage_note(int src, int dst) const;
 
   size_t eager_bytes() const { return eager_bytes_; }
+  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
   bool phantom() const { return phantom_; }
   // Phantom payloads: `count` floats that every rank shares, valid until the fabric goes (a
   // larger request gets a new buffer; the ones handed out before stay). Pages no one writes
