@@ -54,7 +54,9 @@ struct Frame {
   std::vector<Vec2> pos;
   SwitchTree tree;  // on the ring layout: the network's switches inside it
   float node_r;
-  int footer_lines;  // the caption, and a line on the outages while one holds a link
+  // The caption; a line on the outages while one holds a link; the mark of lost messages
+  // once there are some (in the footer: the legend at the top would cover rank 0's name).
+  int footer_lines;
 
   ImVec2 at(int rank) const { return to_screen(pos[rank], origin, size); }
   ImVec2 switch_at(int i) const { return to_screen(tree.switches[size_t(i)], origin, size); }
@@ -87,7 +89,7 @@ Frame frame_of(const Snapshot& s, ImVec2 top, ImVec2 avail) {
   f.pos = layout_positions(f.layout, s.world);
   if (f.layout == Layout::ring && s.summary.groups < 2)
     f.tree = switch_tree(s.controls.settings.run.cluster.network, s.world);
-  f.footer_lines = s.links_down.empty() ? 2 : 3;
+  f.footer_lines = 2 + (s.links_down.empty() ? 0 : 1) + (s.lost.empty() ? 0 : 1);
   const float margin = 2.2f * f.font;
   f.origin = {top.x + margin, top.y + margin};
   f.size = {avail.x - 2 * margin, avail.y - 2 * margin - f.footer_lines * (f.font + 4)};
@@ -462,8 +464,8 @@ const char* layout_caption(Layout layout) {
 }
 
 // Caption, two lines: what is in flight and the time; the layout and the network as the
-// run describes it. Legend: the operations on screen, and the marks of resent and lost
-// messages when there are some.
+// run describes it. Legend: the operations on screen and the mark of resent messages at the
+// top, while there are some; the mark of lost ones in the footer, above the caption.
 void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   const Snapshot& s = f.s;
   const std::string link = s.network.empty() ? tr("links as recorded") : s.network;
@@ -483,7 +485,7 @@ void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   f.dl->AddText({f.top.x + 6, footer_y(f, f.footer_lines - 1)}, f.pal.dim_text,
                 fitted(network, width).c_str());
   std::set<const char*> ops;
-  bool resent = false, lost = !s.lost.empty();
+  bool resent = false;
   for (int index : s.in_flight) {
     ops.insert(s.messages[index].op);
     resent = resent || s.messages[index].retransmits > 0;
@@ -498,7 +500,9 @@ void draw_caption_and_legend(const Frame& f, const PacketScene& scene) {
   for (const char* op : ops)
     entry(colour_for_op(op), op);
   if (resent) entry(f.pal.link_slow, tr("red rim: lost on the way, resent"));
-  if (lost) entry(f.pal.node_crashed, tr("grey, crossed: lost, never received"));
+  if (s.lost.empty()) return;
+  y = footer_y(f, f.footer_lines - 3);
+  entry(f.pal.node_crashed, tr("grey, crossed: lost, never received"));
 }
 
 }  // namespace
