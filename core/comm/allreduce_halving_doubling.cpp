@@ -11,12 +11,14 @@
 //   3. Finish AVG on block v, once, on its owner, so every rank gets the same bits.
 //   4. All-gather by recursive doubling, the mirror of 2: d = 1, 2, ..., P/2.
 //   5. Unfold: each odd rank below 2E sends the result to the even rank it folded.
+// Steps 1 and 5 are fold_pairs.h's, which recursive doubling shares.
 // Cost: 2 log2 P steps (+2 when E > 0), 2(P-1)/P S bytes per core rank (+2S on the folded
 // path): latency of a tree, bandwidth of a ring when R is a power of two.
 #include <vector>
 
 #include "core/comm/chunks.h"
 #include "core/comm/collectives.h"
+#include "core/comm/fold_pairs.h"
 #include "core/comm/halving_doubling_schedule.h"
 
 namespace dsgd {
@@ -26,69 +28,48 @@ void all_reduce_halving_doubling(Communicator& comm, std::span<float> data, Redu
   const int r = comm.rank();
   const int tag = collective_tag::kAllReduceHalvingDoubling;
   const HalvingDoubling h = HalvingDoubling::of(n);  // also how traces label it
-  const int p = h.pow2, extra = h.extra;
-  std::span<float> incoming;  // scratch: no allocation after the first call
-
-  // 1. Fold.
+  const int p = h.pow2;
+  if (!fold_in(comm, h, data, tag, op)) return;  // 1 and 5 on the rank that sits out
   const int v = h.core_rank(r);
-  if (r < 2 * extra) {
-    if (v < 0) {
-      comm.send(data, r + 1, tag);
-    } else {
-      incoming = comm.scratch(data.size());
-      comm.recv(incoming, r - 1, tag);
-      reduce_into(data, incoming, op);
-    }
+  const Chunks blocks{data.size(), p};
+  auto range = [&](int first, int last) {
+    return data.subspan(blocks.offset(first), blocks.span_size(first, last));
+  };
+  // 2. Reduce-scatter. Invariant: this rank holds blocks [lo, hi), hi - lo = 2d, and
+  // its partner v^d holds the same range. We send the half we give up straight from
+  // data: nothing writes to it again until the all-gather, after this send is waited.
+  const std::span<float> incoming = comm.scratch(blocks.span_size(0, p / 2));
+  int lo = 0, hi = p;
+  for (int d = p / 2; d >= 1; d /= 2) {
+    const int mid = lo + d;
+    const bool upper = (v & d) != 0;
+    const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+    const int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
+    const int partner = h.real_rank(v ^ d);
+    Request sent = comm.isend(range(give_lo, give_hi), partner, tag);
+    std::span<float> keep = range(keep_lo, keep_hi);
+    std::span<float> in(incoming.data(), keep.size());
+    comm.recv(in, partner, tag);
+    reduce_into(keep, in, op);
+    sent.wait();
+    lo = keep_lo;
+    hi = keep_hi;
   }
-
-  if (v >= 0) {
-    const Chunks blocks{data.size(), p};
-    auto range = [&](int first, int last) {
-      return data.subspan(blocks.offset(first), blocks.span_size(first, last));
-    };
-    // 2. Reduce-scatter. Invariant: this rank holds blocks [lo, hi), hi - lo = 2d, and
-    // its partner v^d holds the same range. We send the half we give up straight from
-    // data: nothing writes to it again until the all-gather, after this send is waited.
-    incoming = comm.scratch(blocks.span_size(0, p / 2));
-    int lo = 0, hi = p;
-    for (int d = p / 2; d >= 1; d /= 2) {
-      const int mid = lo + d;
-      const bool upper = (v & d) != 0;
-      const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
-      const int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
-      const int partner = h.real_rank(v ^ d);
-      Request sent = comm.isend(range(give_lo, give_hi), partner, tag);
-      std::span<float> keep = range(keep_lo, keep_hi);
-      std::span<float> in(incoming.data(), keep.size());
-      comm.recv(in, partner, tag);
-      reduce_into(keep, in, op);
-      sent.wait();
-      lo = keep_lo;
-      hi = keep_hi;
-    }
-    // 3. lo == v: block v is complete here and nowhere else.
-    finish_reduce(range(lo, hi), op, n);
-    // 4. All-gather. Invariant: this rank holds the final blocks [lo, hi), hi - lo = d;
-    // the partner holds the neighbouring d blocks, which land directly in place.
-    for (int d = 1; d < p; d *= 2) {
-      const bool upper = (v & d) != 0;
-      const int other_lo = upper ? lo - d : hi, other_hi = other_lo + d;
-      const int partner = h.real_rank(v ^ d);
-      Request sent = comm.isend(range(lo, hi), partner, tag);
-      comm.recv(range(other_lo, other_hi), partner, tag);
-      sent.wait();
-      lo = std::min(lo, other_lo);
-      hi = std::max(hi, other_hi);
-    }
+  // 3. lo == v: block v is complete here and nowhere else.
+  finish_reduce(range(lo, hi), op, n);
+  // 4. All-gather. Invariant: this rank holds the final blocks [lo, hi), hi - lo = d;
+  // the partner holds the neighbouring d blocks, which land directly in place.
+  for (int d = 1; d < p; d *= 2) {
+    const bool upper = (v & d) != 0;
+    const int other_lo = upper ? lo - d : hi, other_hi = other_lo + d;
+    const int partner = h.real_rank(v ^ d);
+    Request sent = comm.isend(range(lo, hi), partner, tag);
+    comm.recv(range(other_lo, other_hi), partner, tag);
+    sent.wait();
+    lo = std::min(lo, other_lo);
+    hi = std::max(hi, other_hi);
   }
-
-  // 5. Unfold.
-  if (r < 2 * extra) {
-    if (v >= 0)
-      comm.send(data, r - 1, tag);
-    else
-      comm.recv(data, r + 1, tag);
-  }
+  unfold(comm, h, data, tag);
 }
 
 }  // namespace dsgd

@@ -8,30 +8,21 @@
 //      and partners add the same two values at every step.
 //   3. Every core rank finishes AVG on its own copy, which is the same on all of them.
 //   4. Unfold: each odd rank below 2E sends the result to the even rank it folded.
+// Steps 1 and 4 are fold_pairs.h's, which halving-doubling shares.
 // Cost: log2 P steps (+2 when E > 0) of S bytes each: half the latencies of
 // halving-doubling, but every step carries the whole buffer, so it suits small messages.
 #include "core/comm/collectives.h"
+#include "core/comm/fold_pairs.h"
 #include "core/comm/halving_doubling_schedule.h"
 
 namespace dsgd {
 
 void all_reduce_recursive_doubling(Communicator& comm, std::span<float> data, Reduction op) {
-  const int n = comm.size();
-  const int r = comm.rank();
   const int tag = collective_tag::kAllReduceRecursiveDoubling;
-  const HalvingDoubling h = HalvingDoubling::of(n);  // also how traces label it
-  const int v = h.core_rank(r);
-  const bool folded = r < 2 * h.extra;
-  if (v < 0) {  // 1 and 4 on the side of the rank that sits out
-    comm.send(data, r + 1, tag);
-    comm.recv(data, r + 1, tag);
-    return;
-  }
+  const HalvingDoubling h = HalvingDoubling::of(comm.size());  // also how traces label it
+  if (!fold_in(comm, h, data, tag, op)) return;                // 1 and 4 on the rank that sits out
+  const int v = h.core_rank(comm.rank());
   const std::span<float> incoming = comm.scratch(data.size());
-  if (folded) {
-    comm.recv(incoming, r - 1, tag);
-    reduce_into(data, incoming, op);
-  }
   for (int d = 1; d < h.pow2; d *= 2) {
     const int partner = h.real_rank(v ^ d);
     Request sent = comm.isend(data, partner, tag);
@@ -39,8 +30,8 @@ void all_reduce_recursive_doubling(Communicator& comm, std::span<float> data, Re
     sent.wait();  // data is read until then
     reduce_into(data, incoming, op);
   }
-  finish_reduce(data, op, n);
-  if (folded) comm.send(data, r - 1, tag);
+  finish_reduce(data, op, comm.size());
+  unfold(comm, h, data, tag);
 }
 
 }  // namespace dsgd
